@@ -1,0 +1,429 @@
+#ifndef SPGEMM_H
+#define SPGEMM_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/*
+ * libspgemm: sparse matrix-matrix products C = A*B (SpGEMM) in two phases.
+ *
+ * Usage:
+ *   spgemm_create(&h);
+ *   spgemm_matrix_create_csr(&A, m, n, SPGEMM_INDEX_INT32, a_rowptr, SPGEMM_INDEX_INT32,
+ *                            a_cols, SPGEMM_VALUE_FLOAT64, a_vals, SPGEMM_INDEX_BASE_ZERO);
+ *   ... same for B ...
+ *   spgemm_symbolic(h, A, B, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, c_rowptr, &plan);
+ *   spgemm_plan_get_nnz(plan, &nnz);            allocate c_cols[nnz], c_vals[nnz]
+ *   spgemm_numeric(h, plan, A, B, c_cols, c_vals);
+ *   ... change values of A and/or B, same structure ...
+ *   spgemm_numeric(h, plan, A, B, c_cols, c_vals);   reuse: no symbolic work
+ *   spgemm_plan_destroy(plan); spgemm_matrix_destroy(A); ...; spgemm_destroy(h);
+ *
+ * Conventions:
+ * - Every function returns spgemm_status_t (SPGEMM_STATUS_SUCCESS = 0); outputs go through
+ *   pointers. On failure spgemm_last_error(handle) (or spgemm_last_error(NULL) for calls
+ *   without a handle) names the offending argument and index.
+ * - Objects are opaque; each has create and destroy functions; destroy(NULL) is a no-op.
+ * - Matrices describe caller memory; nothing is copied.
+ * - Determinism: results are bitwise identical whatever the thread count and algorithm.
+ * - Thread-safety: calls on one handle are serialised internally; use one handle per
+ *   thread for concurrency. Matrices may be shared read-only between threads.
+ * - No function panics, aborts or exits on bad input or allocation failure.
+ */
+
+
+// Library version as "MAJOR.MINOR.PATCH".
+#define SPGEMM_VERSION_MAJOR 0
+
+#define SPGEMM_VERSION_MINOR 1
+
+#define SPGEMM_VERSION_PATCH 0
+
+// Opaque library context: worker threads, options and reusable workspace.
+typedef struct spgemm_handle_t spgemm_handle_t;
+
+// Opaque CSR matrix: a descriptor of caller arrays, or a result owned by the library.
+typedef struct spgemm_matrix_t spgemm_matrix_t;
+
+// Opaque result of the symbolic phase, reused by numeric calls.
+typedef struct spgemm_plan_t spgemm_plan_t;
+
+// Status code returned by every function (0 = success). See `SPGEMM_STATUS_*`.
+typedef int32_t spgemm_status_t;
+
+// SpGEMM algorithm. See `SPGEMM_ALG_*`.
+typedef int32_t spgemm_algorithm_t;
+
+// Integer type of row offsets or column indices. See `SPGEMM_INDEX_*`.
+typedef int32_t spgemm_index_type_t;
+
+// Floating-point type of values. See `SPGEMM_VALUE_*`.
+typedef int32_t spgemm_value_type_t;
+
+// Index base: 0 (C) or 1 (Fortran).
+typedef int32_t spgemm_index_base_t;
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+// 32-bit signed integers (`int32_t`, Fortran default `integer`).
+#define SPGEMM_INDEX_INT32 0
+
+// 64-bit signed integers (`int64_t`, Fortran `integer(c_int64_t)`).
+#define SPGEMM_INDEX_INT64 1
+
+// `size_t` (row offsets only, as in Tpetra).
+#define SPGEMM_INDEX_SIZE_T 2
+
+// `float`.
+#define SPGEMM_VALUE_FLOAT32 0
+
+// `double`.
+#define SPGEMM_VALUE_FLOAT64 1
+
+// 0-based indices (C, C++).
+#define SPGEMM_INDEX_BASE_ZERO 0
+
+// 1-based indices (Fortran).
+#define SPGEMM_INDEX_BASE_ONE 1
+
+// Let the library choose per product and phase (default).
+#define SPGEMM_ALG_AUTO 0
+
+// Dense accumulator: a value and a marker per column of C in each thread (KKDENSE).
+// Fast when C has few columns; needs ncols(C) < 2^32.
+#define SPGEMM_ALG_KKDENSE 1
+
+// Hash accumulator with linear probing, at most half full (KKLP). Memory independent of
+// the number of columns of C.
+#define SPGEMM_ALG_KKLP 2
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+// Returns a static, NUL-terminated description of `status` ("unknown status" for codes
+// this version does not define). Never NULL. Thread-safe.
+const char *spgemm_status_string(spgemm_status_t status);
+
+// Writes the library version to the non-NULL pointers among `major`, `minor`, `patch`.
+// Thread-safe.
+//
+// # Safety
+// Each pointer is NULL or points to a writable `int32_t`.
+spgemm_status_t spgemm_version(int32_t *major, int32_t *minor, int32_t *patch);
+
+// Creates a handle with the default number of threads (environment variable
+// `SPGEMM_NUM_THREADS`, else all cores) and default options: algorithm
+// `SPGEMM_ALG_AUTO`, sorted output, input validation on.
+//
+// On success `*handle` owns the new handle; release it with `spgemm_destroy`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle is NULL), `SPGEMM_STATUS_ALLOC_FAILED`
+// (threads could not be started). Thread-safe.
+//
+// # Safety
+// `handle` is NULL or points to writable storage for a pointer.
+spgemm_status_t spgemm_create(spgemm_handle_t **handle);
+
+// Destroys a handle and its threads and workspace. `spgemm_destroy(NULL)` does nothing.
+// Plans and matrices made with the handle stay valid. Must not run concurrently with
+// another call on the same handle.
+//
+// # Safety
+// `handle` is NULL or a live handle from `spgemm_create`.
+spgemm_status_t spgemm_destroy(spgemm_handle_t *handle);
+
+// Sets the number of worker threads (0 = the default of `spgemm_create`). Rebuilds the
+// worker pool if the number changes.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (negative),
+// `SPGEMM_STATUS_ALLOC_FAILED`. Calls on one handle are serialised.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_num_threads(spgemm_handle_t *handle, int32_t num_threads);
+
+// Reads the number of worker threads into `*num_threads`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or live; `num_threads` is NULL or writable.
+spgemm_status_t spgemm_get_num_threads(spgemm_handle_t *handle, int32_t *num_threads);
+
+// Chooses the SpGEMM algorithm for later symbolic calls (`SPGEMM_ALG_*`; default
+// `SPGEMM_ALG_AUTO`). A plan keeps the algorithm it was made with.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code).
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_algorithm(spgemm_handle_t *handle, spgemm_algorithm_t algorithm);
+
+// Reads the algorithm option into `*algorithm`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or live; `algorithm` is NULL or writable.
+spgemm_status_t spgemm_get_algorithm(spgemm_handle_t *handle, spgemm_algorithm_t *algorithm);
+
+// Chooses whether C's column indices are sorted within each row (non-zero, the default)
+// or left in the accumulator's order (0: skips all sorting work). Applies to plans made
+// afterwards. Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_sorted_output(spgemm_handle_t *handle, int32_t sorted);
+
+// Reads the sorted-output option (1 or 0) into `*sorted`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or live; `sorted` is NULL or writable.
+spgemm_status_t spgemm_get_sorted_output(spgemm_handle_t *handle, int32_t *sorted);
+
+// Turns the full O(nnz) input checks on (non-zero, the default) or off (0). With checks
+// on, offsets must be non-decreasing, column indices in range, and a numeric call's inputs
+// must have the structure the plan was made for. With checks off the caller guarantees
+// this; violations may then give wrong results or `SPGEMM_STATUS_INTERNAL`, but O(1)
+// checks (NULL pointers, sizes, first and last row offset) are always made.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_validation(spgemm_handle_t *handle, int32_t enabled);
+
+// Reads the validation option (1 or 0) into `*enabled`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or live; `enabled` is NULL or writable.
+spgemm_status_t spgemm_get_validation(spgemm_handle_t *handle, int32_t *enabled);
+
+// The message of the most recent failed call on `handle` (it names the offending argument
+// and index), or of the calling thread's most recent failed call when `handle` is NULL.
+// Empty if nothing failed. Never NULL. The text stays valid until the next failing call on
+// the same handle (or thread, for NULL); copy it if you need it longer.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+const char *spgemm_last_error(const spgemm_handle_t *handle);
+
+// Creates a CSR descriptor over caller arrays; nothing is copied, and the arrays must stay
+// valid (and unchanged in structure) while the descriptor is used.
+//
+// - `nrows`, `ncols` >= 0 (either may be 0).
+// - `row_offsets`: `nrows + 1` entries of `offset_type` (`SPGEMM_INDEX_INT32`, `_INT64` or
+//   `_SIZE_T`), starting at `base`; row i holds positions `row_offsets[i] - base` to
+//   `row_offsets[i+1] - base - 1`.
+// - `col_indices`: nnz = `row_offsets[nrows] - base` entries of `index_type`
+//   (`SPGEMM_INDEX_INT32` or `_INT64`), each in [base, base + ncols). Rows may be unsorted
+//   and may repeat a column (repeats are summed). May be NULL only when nnz = 0.
+// - `values`: nnz entries of `value_type` (`SPGEMM_VALUE_FLOAT32` or `_FLOAT64`), or NULL
+//   for a pattern-only matrix (structure-only products).
+// - `base`: `SPGEMM_INDEX_BASE_ZERO` or `SPGEMM_INDEX_BASE_ONE` (Fortran).
+//
+// Contents are checked when the matrix is used (see `spgemm_set_validation`). On success
+// `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix, or row_offsets), `SPGEMM_STATUS_INVALID_VALUE`
+// (negative size, unknown type or base code, misaligned array), `SPGEMM_STATUS_INDEX_OVERFLOW`.
+// Thread-safe.
+//
+// # Safety
+// `matrix` is NULL or writable; the arrays are valid as described above.
+spgemm_status_t spgemm_matrix_create_csr(spgemm_matrix_t **matrix,
+                                         int64_t nrows,
+                                         int64_t ncols,
+                                         spgemm_index_type_t offset_type,
+                                         const void *row_offsets,
+                                         spgemm_index_type_t index_type,
+                                         const void *col_indices,
+                                         spgemm_value_type_t value_type,
+                                         const void *values,
+                                         spgemm_index_base_t base);
+
+// Destroys a matrix. For a descriptor the caller's arrays are untouched; for a result of
+// `spgemm_multiply` its arrays are freed. `spgemm_matrix_destroy(NULL)` does nothing.
+//
+// # Safety
+// `matrix` is NULL or a live matrix not in use by another call.
+spgemm_status_t spgemm_matrix_destroy(spgemm_matrix_t *matrix);
+
+// Reads a matrix's shape and types into the non-NULL pointers among the outputs. `nnz` is
+// `row_offsets[nrows] - base`. Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix),
+// `SPGEMM_STATUS_INVALID_STRUCTURE` (last row offset below the base). Thread-safe.
+//
+// # Safety
+// `matrix` is NULL or live; each output pointer is NULL or writable.
+spgemm_status_t spgemm_matrix_get_info(const spgemm_matrix_t *matrix,
+                                       int64_t *nrows,
+                                       int64_t *ncols,
+                                       int64_t *nnz,
+                                       spgemm_index_type_t *offset_type,
+                                       spgemm_index_type_t *index_type,
+                                       spgemm_value_type_t *value_type,
+                                       spgemm_index_base_t *base);
+
+// Gives read access to a matrix's arrays (types and sizes from `spgemm_matrix_get_info`):
+// for a result of `spgemm_multiply` the library's arrays, valid until the matrix is
+// destroyed; for a descriptor the caller's own pointers. `*values` is NULL for a
+// pattern-only matrix. Any output pointer may be NULL.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix). Thread-safe.
+//
+// # Safety
+// `matrix` is NULL or live; each output pointer is NULL or writable.
+spgemm_status_t spgemm_matrix_export_csr(const spgemm_matrix_t *matrix,
+                                         const void **row_offsets,
+                                         const void **col_indices,
+                                         const void **values);
+
+// Symbolic phase of C = A*B: computes the structure size of C and the work partition.
+//
+// A is m x n, B is n x k (both may be empty); A and B must use the same offset, index and
+// value types (their index bases may differ). C's storage is chosen here: `c_offset_type`
+// (`SPGEMM_INDEX_INT32`, `_INT64` or `_SIZE_T`), `c_index_type` (`_INT32` or `_INT64`) and
+// `c_base` (0 or 1). If `c_row_offsets` is not NULL, C's m + 1 row offsets are written to
+// it (they can also be fetched later with `spgemm_plan_row_offsets`).
+//
+// On success `*plan` owns a plan (release with `spgemm_plan_destroy`); query nnz(C) with
+// `spgemm_plan_get_nnz`, then allocate C's column indices and values and call
+// `spgemm_numeric`. The plan records the algorithm, sortedness and C format in force.
+//
+// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (type codes, base),
+// `SPGEMM_STATUS_DIMENSION_MISMATCH`, `SPGEMM_STATUS_TYPE_MISMATCH` (A and B types differ),
+// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad input, found
+// by validation), `SPGEMM_STATUS_INDEX_OVERFLOW` (nnz(C) or k does not fit C's types;
+// nothing is written then), `SPGEMM_STATUS_ALLOC_FAILED`.
+// Calls on one handle are serialised; different handles run concurrently.
+//
+// # Safety
+// `handle`, `a`, `b` are NULL or live; `c_row_offsets` is NULL or has m + 1 writable
+// entries of `c_offset_type`; `plan` is NULL or writable.
+spgemm_status_t spgemm_symbolic(spgemm_handle_t *handle,
+                                const spgemm_matrix_t *a,
+                                const spgemm_matrix_t *b,
+                                spgemm_index_type_t c_offset_type,
+                                spgemm_index_type_t c_index_type,
+                                spgemm_index_base_t c_base,
+                                void *c_row_offsets,
+                                spgemm_plan_t **plan);
+
+// Writes C's m + 1 row offsets, in the type and base chosen at symbolic time.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`. Thread-safe.
+//
+// # Safety
+// `plan` is NULL or live; `c_row_offsets` is NULL or has m + 1 writable entries.
+spgemm_status_t spgemm_plan_row_offsets(const spgemm_plan_t *plan, void *c_row_offsets);
+
+// Reads nnz(C) (entries that cancel to zero are kept) into `*nnz`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`. Thread-safe.
+//
+// # Safety
+// `plan` is NULL or live; `nnz` is NULL or writable.
+spgemm_status_t spgemm_plan_get_nnz(const spgemm_plan_t *plan, int64_t *nnz);
+
+// Reads C's shape (m x k) and the number of scalar multiplications of the product
+// (f_m; GFLOP/s = 2 f_m / seconds / 1e9) into the non-NULL outputs.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (plan). Thread-safe.
+//
+// # Safety
+// `plan` is NULL or live; outputs are NULL or writable.
+spgemm_status_t spgemm_plan_get_info(const spgemm_plan_t *plan,
+                                     int64_t *nrows,
+                                     int64_t *ncols,
+                                     int64_t *multiplications);
+
+// Reads the algorithm (`SPGEMM_ALG_*`, never AUTO) each phase runs with.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (plan). Thread-safe.
+//
+// # Safety
+// `plan` is NULL or live; outputs are NULL or writable.
+spgemm_status_t spgemm_plan_get_algorithm(const spgemm_plan_t *plan,
+                                          spgemm_algorithm_t *symbolic,
+                                          spgemm_algorithm_t *numeric);
+
+// Destroys a plan. `spgemm_plan_destroy(NULL)` does nothing.
+//
+// # Safety
+// `plan` is NULL or a live plan not in use by another call.
+spgemm_status_t spgemm_plan_destroy(spgemm_plan_t *plan);
+
+// Numeric phase: fills C's nnz(C) column indices (type and base of the plan) and values
+// (the value type of A and B). Call it again whenever the values of A and/or B change
+// with the same structure: no symbolic work is repeated.
+//
+// Values are bitwise identical whatever the number of threads and algorithm: each entry
+// of C is the sum of its products in the order A's row and B's rows are stored. Entries
+// that cancel to 0.0 stay in the structure; NaN and Inf propagate.
+//
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (including arrays NULL while nnz(C) > 0),
+// `SPGEMM_STATUS_INVALID_VALUE` (A or B without values), `SPGEMM_STATUS_TYPE_MISMATCH`
+// (types differ from the plan's), `SPGEMM_STATUS_PLAN_MISMATCH` (shape differs, or, with
+// validation on, structure differs), `SPGEMM_STATUS_ALLOC_FAILED`.
+// Calls on one handle are serialised; a plan must not be used by two calls at once (they
+// are serialised too).
+//
+// # Safety
+// Pointers are NULL or live; `c_col_indices` and `c_values` have nnz(C) writable entries.
+spgemm_status_t spgemm_numeric(spgemm_handle_t *handle,
+                               spgemm_plan_t *plan,
+                               const spgemm_matrix_t *a,
+                               const spgemm_matrix_t *b,
+                               void *c_col_indices,
+                               void *c_values);
+
+// Structure-only numeric phase (graph codes): fills C's column indices; values of A and B
+// are not read and may be absent (pattern-only descriptors).
+// Errors: as `spgemm_numeric`, without the value checks.
+//
+// # Safety
+// Pointers are NULL or live; `c_col_indices` has nnz(C) writable entries.
+spgemm_status_t spgemm_numeric_structure(spgemm_handle_t *handle,
+                                         spgemm_plan_t *plan,
+                                         const spgemm_matrix_t *a,
+                                         const spgemm_matrix_t *b,
+                                         void *c_col_indices);
+
+// One-call product C = A*B for callers that multiply once: symbolic and numeric phases
+// into arrays owned by the library. `*c` receives a new matrix (read it with
+// `spgemm_matrix_get_info` and `spgemm_matrix_export_csr`; free it with
+// `spgemm_matrix_destroy`). If A or B has no values, C is pattern-only.
+// Errors: those of `spgemm_symbolic` and `spgemm_numeric`.
+//
+// # Safety
+// `handle`, `a`, `b` are NULL or live; `c` is NULL or writable.
+spgemm_status_t spgemm_multiply(spgemm_handle_t *handle,
+                                const spgemm_matrix_t *a,
+                                const spgemm_matrix_t *b,
+                                spgemm_index_type_t c_offset_type,
+                                spgemm_index_type_t c_index_type,
+                                spgemm_index_base_t c_base,
+                                spgemm_matrix_t **c);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* SPGEMM_H */

@@ -1,0 +1,96 @@
+//! Work estimates and flop-balanced row partitions (Thread-Sequential: each chunk is a
+//! contiguous range of rows; chunks are handed to workers dynamically).
+
+use rayon::prelude::*;
+
+use crate::alloc::try_filled;
+use crate::csr::CsrRef;
+use crate::error::Result;
+use crate::types::{Idx, Scalar};
+
+/// Per-product work figures from one pass over A's structure.
+pub struct FlopProfile {
+    /// `prefix[i]` = multiplications in rows `0..i` (length m + 1).
+    pub prefix: Vec<u64>,
+    /// Multiplications of the heaviest row: bounds the distinct columns of any row of C.
+    pub max_row: u64,
+}
+
+impl FlopProfile {
+    pub fn total(&self) -> u64 {
+        *self.prefix.last().unwrap_or(&0)
+    }
+}
+
+/// Multiplications per row of A*B: sum over a_ij of nnz(B row j).
+pub fn flop_profile<O: Idx, I: Idx, V: Scalar>(
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+) -> Result<FlopProfile> {
+    let m = a.nrows();
+    let mut prefix = try_filled(m + 1, 0u64, "flop counts")?;
+    prefix[1..]
+        .par_iter_mut()
+        .enumerate()
+        .with_min_len(1024)
+        .for_each(|(i, f)| {
+            *f = a.row_range(i).map(|p| b.row_len(a.col(p)) as u64).sum();
+        });
+    let max_row = prefix[1..].par_iter().copied().max().unwrap_or(0);
+    for i in 0..m {
+        prefix[i + 1] += prefix[i];
+    }
+    Ok(FlopProfile { prefix, max_row })
+}
+
+/// Splits rows into contiguous chunks of about equal flops (plus a per-row cost, so long
+/// runs of empty rows are split too). Returns chunk boundaries `[0, r1, ..., m]`.
+pub fn balanced_chunks(prefix: &[u64], threads: usize) -> Vec<usize> {
+    let m = prefix.len() - 1;
+    if m == 0 {
+        return vec![0, 0];
+    }
+    // Several chunks per thread so a slow chunk does not leave the others idle.
+    let parts = (threads * 8).clamp(1, m);
+    let cost = |i: usize| prefix[i] + i as u64;
+    let total = cost(m);
+    let mut bounds = Vec::with_capacity(parts + 1);
+    bounds.push(0);
+    for p in 1..parts {
+        let target =
+            total / parts as u64 * p as u64 + (total % parts as u64) * p as u64 / parts as u64;
+        // First row index r with cost(r) >= target.
+        let (mut lo, mut hi) = (*bounds.last().unwrap(), m);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if cost(mid) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo > *bounds.last().unwrap() && lo < m {
+            bounds.push(lo);
+        }
+    }
+    bounds.push(m);
+    bounds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_rows_in_order() {
+        let prefix: Vec<u64> = (0..=1000u64).map(|i| i * i).collect();
+        for t in [1, 2, 3, 8] {
+            let b = balanced_chunks(&prefix, t);
+            assert_eq!(b[0], 0);
+            assert_eq!(*b.last().unwrap(), 1000);
+            assert!(b.windows(2).all(|w| w[0] < w[1]));
+        }
+        assert_eq!(balanced_chunks(&[0], 4), vec![0, 0]);
+        assert_eq!(balanced_chunks(&[0, 0], 4), vec![0, 1]);
+    }
+}

@@ -1,0 +1,539 @@
+//! Borrowed CSR matrices. `CsrRef` is the typed view algorithms work on; `AnyCsr` is the
+//! type-erased form the ABI builds from a descriptor, turned back into a typed view by
+//! `dispatch_pair` / `dispatch_one` (one generic instantiation per type combination).
+//! Validation of caller data lives here, once.
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result, Status, err};
+use crate::output::ValueSliceMut;
+use crate::types::{Idx, IndexType, Scalar, ValueType};
+
+/// A CSR matrix over caller memory. `base` is 0 (C) or 1 (Fortran): stored offsets and
+/// column indices are `base` larger than the 0-based positions they denote.
+#[derive(Clone, Copy, Debug)]
+pub struct CsrRef<'a, O: Idx, I: Idx, V: Scalar> {
+    nrows: usize,
+    ncols: usize,
+    base: usize,
+    row_offsets: &'a [O],
+    col_indices: &'a [I],
+    values: Option<&'a [V]>,
+}
+
+impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
+    /// Checks the O(1) facts (lengths, first and last offset); `validate` checks the rest.
+    pub fn new(
+        nrows: usize,
+        ncols: usize,
+        base: usize,
+        row_offsets: &'a [O],
+        col_indices: &'a [I],
+        values: Option<&'a [V]>,
+    ) -> Result<Self> {
+        if base > 1 {
+            return err(
+                Status::InvalidValue,
+                format!("index base {base} is not 0 or 1"),
+            );
+        }
+        if row_offsets.len() != nrows + 1 {
+            return err(
+                Status::InvalidStructure,
+                format!(
+                    "row offsets have {} entries, expected nrows + 1 = {}",
+                    row_offsets.len(),
+                    nrows + 1
+                ),
+            );
+        }
+        let first = row_offsets[0].to_i128();
+        if first != base as i128 {
+            return err(
+                Status::InvalidStructure,
+                format!("row_offsets[0] = {first}, expected the index base {base}"),
+            );
+        }
+        let last = row_offsets[nrows].to_i128();
+        let nnz = last - base as i128;
+        if nnz < 0 || nnz as usize != col_indices.len() {
+            return err(
+                Status::InvalidStructure,
+                format!(
+                    "row_offsets[{nrows}] = {last} implies {nnz} entries, but {} column indices were given",
+                    col_indices.len()
+                ),
+            );
+        }
+        if let Some(v) = values
+            && v.len() != col_indices.len()
+        {
+            return err(
+                Status::InvalidStructure,
+                format!(
+                    "{} values for {} column indices",
+                    v.len(),
+                    col_indices.len()
+                ),
+            );
+        }
+        if ncols > 0 && ncols - 1 + base > I::max_usize() {
+            return err(
+                Status::IndexOverflow,
+                format!(
+                    "{ncols} columns cannot be addressed by {} column indices",
+                    I::KIND.name()
+                ),
+            );
+        }
+        Ok(CsrRef {
+            nrows,
+            ncols,
+            base,
+            row_offsets,
+            col_indices,
+            values,
+        })
+    }
+
+    #[inline(always)]
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+    #[inline(always)]
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+    #[inline(always)]
+    pub fn base(&self) -> usize {
+        self.base
+    }
+    #[inline(always)]
+    pub fn nnz(&self) -> usize {
+        self.col_indices.len()
+    }
+    #[inline(always)]
+    pub fn row_offsets(&self) -> &'a [O] {
+        self.row_offsets
+    }
+    #[inline(always)]
+    pub fn col_indices(&self) -> &'a [I] {
+        self.col_indices
+    }
+    #[inline(always)]
+    pub fn values(&self) -> Option<&'a [V]> {
+        self.values
+    }
+
+    /// 0-based start of row `i` in `col_indices` / `values`.
+    #[inline(always)]
+    pub fn row_start(&self, i: usize) -> usize {
+        self.row_offsets[i].to_usize().wrapping_sub(self.base)
+    }
+
+    /// 0-based positions of row `i`'s entries.
+    #[inline(always)]
+    pub fn row_range(&self, i: usize) -> std::ops::Range<usize> {
+        self.row_start(i)..self.row_start(i + 1)
+    }
+
+    #[inline(always)]
+    pub fn row_len(&self, i: usize) -> usize {
+        self.row_start(i + 1).wrapping_sub(self.row_start(i))
+    }
+
+    /// 0-based column of the entry at position `p`. With validation off and a bad index the
+    /// wrapped value is caught by the bounds checks of the caller's workspace.
+    #[inline(always)]
+    pub fn col(&self, p: usize) -> usize {
+        self.col_indices[p].to_usize().wrapping_sub(self.base)
+    }
+
+    /// Full O(nnz) check: offsets non-decreasing, every column index in range. Runs on the
+    /// current rayon pool; reports the first offending position.
+    pub fn validate(&self, name: &str) -> Result<()> {
+        const CHUNK: usize = 1 << 16;
+        let offs = self.row_offsets;
+        let bad_row = (0..self.nrows.div_ceil(CHUNK))
+            .into_par_iter()
+            .find_map_first(|c| {
+                let lo = c * CHUNK;
+                let hi = ((c + 1) * CHUNK).min(self.nrows);
+                (lo..hi).find(|&i| offs[i].to_i128() > offs[i + 1].to_i128())
+            });
+        if let Some(i) = bad_row {
+            return err(
+                Status::InvalidStructure,
+                format!(
+                    "{name}: row offsets decrease at row {i}: row_offsets[{i}] = {:?} > row_offsets[{}] = {:?}",
+                    offs[i],
+                    i + 1,
+                    offs[i + 1]
+                ),
+            );
+        }
+        let lo = self.base as i128;
+        let hi = lo + self.ncols as i128;
+        let cols = self.col_indices;
+        let bad_pos = (0..cols.len().div_ceil(CHUNK))
+            .into_par_iter()
+            .find_map_first(|c| {
+                let s = c * CHUNK;
+                let e = ((c + 1) * CHUNK).min(cols.len());
+                (s..e).find(|&p| {
+                    let v = cols[p].to_i128();
+                    v < lo || v >= hi
+                })
+            });
+        if let Some(p) = bad_pos {
+            let row = self.row_of_position(p);
+            return err(
+                Status::IndexOutOfRange,
+                format!(
+                    "{name}: column index {:?} at position {p} (row {row}) is outside [{lo}, {hi})",
+                    cols[p]
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Row holding position `p` (offsets known monotone).
+    fn row_of_position(&self, p: usize) -> usize {
+        let target = (p + self.base) as i128;
+        let mut lo = 0usize;
+        let mut hi = self.nrows;
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.row_offsets[mid + 1].to_i128() <= target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+/// Row offsets of any supported type.
+#[derive(Clone, Copy, Debug)]
+pub enum OffsetSlice<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U64(&'a [u64]),
+}
+
+/// Column indices of any supported type.
+#[derive(Clone, Copy, Debug)]
+pub enum IndexSlice<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+/// Values of any supported type.
+#[derive(Clone, Copy, Debug)]
+pub enum ValueSlice<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+}
+
+impl OffsetSlice<'_> {
+    pub fn kind(&self) -> IndexType {
+        match self {
+            OffsetSlice::I32(_) => IndexType::Int32,
+            OffsetSlice::I64(_) => IndexType::Int64,
+            OffsetSlice::U64(_) => IndexType::SizeT,
+        }
+    }
+}
+
+impl IndexSlice<'_> {
+    pub fn kind(&self) -> IndexType {
+        match self {
+            IndexSlice::I32(_) => IndexType::Int32,
+            IndexSlice::I64(_) => IndexType::Int64,
+        }
+    }
+}
+
+/// Recovers a typed slice from the erased enums (`None` if the type differs).
+pub trait FromAny<'a>: Sized {
+    fn from_offsets(_: OffsetSlice<'a>) -> Option<&'a [Self]> {
+        None
+    }
+    fn from_indices(_: IndexSlice<'a>) -> Option<&'a [Self]> {
+        None
+    }
+    fn from_values(_: ValueSlice<'a>) -> Option<&'a [Self]> {
+        None
+    }
+    fn from_values_mut(_: ValueSliceMut<'_>) -> Option<&mut [Self]> {
+        None
+    }
+}
+
+impl<'a> FromAny<'a> for i32 {
+    fn from_offsets(s: OffsetSlice<'a>) -> Option<&'a [i32]> {
+        if let OffsetSlice::I32(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+    fn from_indices(s: IndexSlice<'a>) -> Option<&'a [i32]> {
+        if let IndexSlice::I32(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+}
+impl<'a> FromAny<'a> for i64 {
+    fn from_offsets(s: OffsetSlice<'a>) -> Option<&'a [i64]> {
+        if let OffsetSlice::I64(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+    fn from_indices(s: IndexSlice<'a>) -> Option<&'a [i64]> {
+        if let IndexSlice::I64(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+}
+impl<'a> FromAny<'a> for u64 {
+    fn from_offsets(s: OffsetSlice<'a>) -> Option<&'a [u64]> {
+        if let OffsetSlice::U64(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+}
+impl<'a> FromAny<'a> for f32 {
+    fn from_values(s: ValueSlice<'a>) -> Option<&'a [f32]> {
+        if let ValueSlice::F32(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+    fn from_values_mut(s: ValueSliceMut<'_>) -> Option<&mut [f32]> {
+        if let ValueSliceMut::F32(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+}
+impl<'a> FromAny<'a> for f64 {
+    fn from_values(s: ValueSlice<'a>) -> Option<&'a [f64]> {
+        if let ValueSlice::F64(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+    fn from_values_mut(s: ValueSliceMut<'_>) -> Option<&mut [f64]> {
+        if let ValueSliceMut::F64(x) = s {
+            Some(x)
+        } else {
+            None
+        }
+    }
+}
+
+/// A type-erased CSR matrix: what a C descriptor denotes. `values` is `None` for a
+/// pattern-only matrix; `value_type` is still declared so results have a type.
+#[derive(Clone, Copy, Debug)]
+pub struct AnyCsr<'a> {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub base: usize,
+    pub offsets: OffsetSlice<'a>,
+    pub indices: IndexSlice<'a>,
+    pub values: Option<ValueSlice<'a>>,
+    pub value_type: ValueType,
+}
+
+/// The type signature of a matrix, used to check that A, B and a plan agree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TypeSig {
+    pub offsets: IndexType,
+    pub indices: IndexType,
+    pub values: ValueType,
+}
+
+impl std::fmt::Display for TypeSig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "offsets {}, indices {}, values {}",
+            self.offsets.name(),
+            self.indices.name(),
+            self.values.name()
+        )
+    }
+}
+
+impl<'a> AnyCsr<'a> {
+    pub fn sig(&self) -> TypeSig {
+        TypeSig {
+            offsets: self.offsets.kind(),
+            indices: self.indices.kind(),
+            values: self.value_type,
+        }
+    }
+
+    /// The typed view; errors if the types are not `O, I, V`.
+    pub fn typed<O, I, V>(&self) -> Result<CsrRef<'a, O, I, V>>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+        V: Scalar + FromAny<'a>,
+    {
+        let mismatch = || Error::new(Status::TypeMismatch, format!("matrix has {}", self.sig()));
+        let offs = O::from_offsets(self.offsets).ok_or_else(mismatch)?;
+        let cols = I::from_indices(self.indices).ok_or_else(mismatch)?;
+        let vals = match self.values {
+            Some(v) => Some(V::from_values(v).ok_or_else(mismatch)?),
+            None => {
+                if self.value_type != V::KIND {
+                    return Err(mismatch());
+                }
+                None
+            }
+        };
+        CsrRef::new(self.nrows, self.ncols, self.base, offs, cols, vals)
+    }
+
+    /// Number of stored entries, from the last row offset (used by the ABI to size slices).
+    pub fn nnz(&self) -> usize {
+        match self.indices {
+            IndexSlice::I32(x) => x.len(),
+            IndexSlice::I64(x) => x.len(),
+        }
+    }
+}
+
+/// A generic operation on two matrices of one type signature (the visitor the ABI uses to
+/// reach generic code without naming a type parameter).
+pub trait PairOp {
+    type Out;
+    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<Self::Out>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+        V: Scalar + FromAny<'a>;
+}
+
+/// A generic operation on one matrix.
+pub trait OneOp {
+    type Out;
+    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>) -> Result<Self::Out>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+        V: Scalar + FromAny<'a>;
+}
+
+macro_rules! for_each_sig {
+    ($sig:expr, $mac:ident) => {
+        match ($sig.offsets, $sig.indices, $sig.values) {
+            (IndexType::Int32, IndexType::Int32, ValueType::Float32) => $mac!(i32, i32, f32),
+            (IndexType::Int32, IndexType::Int32, ValueType::Float64) => $mac!(i32, i32, f64),
+            (IndexType::Int32, IndexType::Int64, ValueType::Float32) => $mac!(i32, i64, f32),
+            (IndexType::Int32, IndexType::Int64, ValueType::Float64) => $mac!(i32, i64, f64),
+            (IndexType::Int64, IndexType::Int32, ValueType::Float32) => $mac!(i64, i32, f32),
+            (IndexType::Int64, IndexType::Int32, ValueType::Float64) => $mac!(i64, i32, f64),
+            (IndexType::Int64, IndexType::Int64, ValueType::Float32) => $mac!(i64, i64, f32),
+            (IndexType::Int64, IndexType::Int64, ValueType::Float64) => $mac!(i64, i64, f64),
+            (IndexType::SizeT, IndexType::Int32, ValueType::Float32) => $mac!(u64, i32, f32),
+            (IndexType::SizeT, IndexType::Int32, ValueType::Float64) => $mac!(u64, i32, f64),
+            (IndexType::SizeT, IndexType::Int64, ValueType::Float32) => $mac!(u64, i64, f32),
+            (IndexType::SizeT, IndexType::Int64, ValueType::Float64) => $mac!(u64, i64, f64),
+            (_, IndexType::SizeT, _) => err(
+                Status::TypeMismatch,
+                "size_t column indices are not supported (use int32 or int64)",
+            ),
+        }
+    };
+}
+
+/// Calls `op` with typed views of `a` and `b`, which must share one type signature.
+pub fn dispatch_pair<'a, F: PairOp>(a: &AnyCsr<'a>, b: &AnyCsr<'a>, op: F) -> Result<F::Out> {
+    let sa = a.sig();
+    let sb = b.sig();
+    if sa != sb {
+        return err(
+            Status::TypeMismatch,
+            format!("A has {sa} but B has {sb}; A and B must use the same types"),
+        );
+    }
+    macro_rules! go {
+        ($o:ty, $i:ty, $v:ty) => {{
+            let ta = a.typed::<$o, $i, $v>().map_err(|e| prefix("A", e))?;
+            let tb = b.typed::<$o, $i, $v>().map_err(|e| prefix("B", e))?;
+            op.call(ta, tb)
+        }};
+    }
+    for_each_sig!(sa, go)
+}
+
+/// Calls `op` with a typed view of `a`.
+pub fn dispatch_one<'a, F: OneOp>(a: &AnyCsr<'a>, op: F) -> Result<F::Out> {
+    let sa = a.sig();
+    macro_rules! go {
+        ($o:ty, $i:ty, $v:ty) => {{
+            let ta = a.typed::<$o, $i, $v>().map_err(|e| prefix("A", e))?;
+            op.call(ta)
+        }};
+    }
+    for_each_sig!(sa, go)
+}
+
+/// Prefixes an error message with the argument name it concerns.
+pub fn prefix(name: &str, e: Error) -> Error {
+    Error::new(e.status, format!("{name}: {}", e.message))
+}
+
+impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
+    /// A 64-bit digest of the structure (shape, offsets, column indices), used to detect a
+    /// numeric call whose inputs no longer have the structure the plan was made for.
+    pub fn structure_digest(&self) -> u64 {
+        const CHUNK: usize = 1 << 15;
+        #[inline(always)]
+        fn mix(h: u64, x: u64) -> u64 {
+            (h ^ x).wrapping_mul(0x100_0000_01B3).rotate_left(23)
+        }
+        let offs = self.row_offsets;
+        let cols = self.col_indices;
+        let chunk_digest = |data: &dyn Fn(usize) -> u64, len: usize, c: usize| -> u64 {
+            let mut h = 0xcbf2_9ce4_8422_2325u64 ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            for p in c * CHUNK..((c + 1) * CHUNK).min(len) {
+                h = mix(h, data(p));
+            }
+            h
+        };
+        let off_at = |p: usize| offs[p].to_i128() as u64;
+        let col_at = |p: usize| cols[p].to_i128() as u64;
+        let ho = (0..offs.len().div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| chunk_digest(&off_at, offs.len(), c))
+            .reduce(
+                || 0,
+                |x, y| x ^ y.rotate_left(1).wrapping_add(0x2545_F491_4F6C_DD1D),
+            );
+        let hc = (0..cols.len().div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| chunk_digest(&col_at, cols.len(), c))
+            .reduce(
+                || 0,
+                |x, y| x ^ y.rotate_left(1).wrapping_add(0x2545_F491_4F6C_DD1D),
+            );
+        mix(mix(mix(ho, hc), self.nrows as u64), self.ncols as u64)
+    }
+}

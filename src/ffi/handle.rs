@@ -1,0 +1,248 @@
+//! `spgemm_handle_t`: creation, options, last error.
+
+use std::ffi::c_char;
+
+use parking_lot::Mutex;
+
+use super::boundary::{LastError, guard, non_null, thread_last_error_ptr};
+use super::{spgemm_algorithm_t, spgemm_status_t};
+use crate::error::{Error, Status};
+use crate::handle::{Algorithm, Handle};
+
+/// Opaque library context: worker threads, options and reusable workspace.
+pub struct spgemm_handle_t {
+    pub(crate) inner: Mutex<Handle>,
+    pub(crate) last_error: LastError,
+}
+
+/// Borrows a handle pointer (NULL checked by the caller of this helper).
+pub(crate) unsafe fn handle_ref<'a>(h: *const spgemm_handle_t) -> Option<&'a spgemm_handle_t> {
+    // SAFETY: caller passes NULL or a pointer from spgemm_create that is not destroyed.
+    unsafe { h.as_ref() }
+}
+
+/// Creates a handle with the default number of threads (environment variable
+/// `SPGEMM_NUM_THREADS`, else all cores) and default options: algorithm
+/// `SPGEMM_ALG_AUTO`, sorted output, input validation on.
+///
+/// On success `*handle` owns the new handle; release it with `spgemm_destroy`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle is NULL), `SPGEMM_STATUS_ALLOC_FAILED`
+/// (threads could not be started). Thread-safe.
+///
+/// # Safety
+/// `handle` is NULL or points to writable storage for a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_create(handle: *mut *mut spgemm_handle_t) -> spgemm_status_t {
+    guard(None, || {
+        non_null(handle, "handle")?;
+        // SAFETY: non-NULL and writable per the contract.
+        unsafe { *handle = std::ptr::null_mut() };
+        let h = Box::new(spgemm_handle_t {
+            inner: Mutex::new(Handle::new(0)?),
+            last_error: LastError::default(),
+        });
+        // SAFETY: as above.
+        unsafe { *handle = Box::into_raw(h) };
+        Ok(())
+    })
+}
+
+/// Destroys a handle and its threads and workspace. `spgemm_destroy(NULL)` does nothing.
+/// Plans and matrices made with the handle stay valid. Must not run concurrently with
+/// another call on the same handle.
+///
+/// # Safety
+/// `handle` is NULL or a live handle from `spgemm_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_destroy(handle: *mut spgemm_handle_t) -> spgemm_status_t {
+    guard(None, || {
+        if !handle.is_null() {
+            // SAFETY: pointer came from Box::into_raw in spgemm_create.
+            drop(unsafe { Box::from_raw(handle) });
+        }
+        Ok(())
+    })
+}
+
+/// Runs `f` with the locked handle; errors are recorded on the handle.
+pub(crate) fn with_handle(
+    handle: *const spgemm_handle_t,
+    f: impl FnOnce(&mut Handle) -> crate::Result<()>,
+) -> spgemm_status_t {
+    // SAFETY: caller passes NULL or a live handle.
+    let h = unsafe { handle_ref(handle) };
+    guard(h.map(|h| &h.last_error), || {
+        let h = h.ok_or_else(|| Error::new(Status::NullPointer, "handle is NULL"))?;
+        f(&mut h.inner.lock())
+    })
+}
+
+/// Sets the number of worker threads (0 = the default of `spgemm_create`). Rebuilds the
+/// worker pool if the number changes.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (negative),
+/// `SPGEMM_STATUS_ALLOC_FAILED`. Calls on one handle are serialised.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_num_threads(
+    handle: *mut spgemm_handle_t,
+    num_threads: i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        if num_threads < 0 {
+            return Err(Error::new(
+                Status::InvalidValue,
+                format!("num_threads = {num_threads} is negative"),
+            ));
+        }
+        h.set_threads(num_threads as usize)
+    })
+}
+
+/// Reads the number of worker threads into `*num_threads`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or live; `num_threads` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_get_num_threads(
+    handle: *mut spgemm_handle_t,
+    num_threads: *mut i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(num_threads, "num_threads")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *num_threads = i32::try_from(h.threads()).unwrap_or(i32::MAX) };
+        Ok(())
+    })
+}
+
+/// Chooses the SpGEMM algorithm for later symbolic calls (`SPGEMM_ALG_*`; default
+/// `SPGEMM_ALG_AUTO`). A plan keeps the algorithm it was made with.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code).
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_algorithm(
+    handle: *mut spgemm_handle_t,
+    algorithm: spgemm_algorithm_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        h.options.algorithm = Algorithm::from_code(algorithm).ok_or_else(|| {
+            Error::new(
+                Status::InvalidValue,
+                format!("algorithm = {algorithm} is not an SPGEMM_ALG_* code"),
+            )
+        })?;
+        Ok(())
+    })
+}
+
+/// Reads the algorithm option into `*algorithm`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or live; `algorithm` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_get_algorithm(
+    handle: *mut spgemm_handle_t,
+    algorithm: *mut spgemm_algorithm_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(algorithm, "algorithm")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *algorithm = h.options.algorithm as i32 };
+        Ok(())
+    })
+}
+
+/// Chooses whether C's column indices are sorted within each row (non-zero, the default)
+/// or left in the accumulator's order (0: skips all sorting work). Applies to plans made
+/// afterwards. Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_sorted_output(
+    handle: *mut spgemm_handle_t,
+    sorted: i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        h.options.sorted_output = sorted != 0;
+        Ok(())
+    })
+}
+
+/// Reads the sorted-output option (1 or 0) into `*sorted`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or live; `sorted` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_get_sorted_output(
+    handle: *mut spgemm_handle_t,
+    sorted: *mut i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(sorted, "sorted")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *sorted = h.options.sorted_output as i32 };
+        Ok(())
+    })
+}
+
+/// Turns the full O(nnz) input checks on (non-zero, the default) or off (0). With checks
+/// on, offsets must be non-decreasing, column indices in range, and a numeric call's inputs
+/// must have the structure the plan was made for. With checks off the caller guarantees
+/// this; violations may then give wrong results or `SPGEMM_STATUS_INTERNAL`, but O(1)
+/// checks (NULL pointers, sizes, first and last row offset) are always made.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_validation(
+    handle: *mut spgemm_handle_t,
+    enabled: i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        h.options.validate = enabled != 0;
+        Ok(())
+    })
+}
+
+/// Reads the validation option (1 or 0) into `*enabled`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or live; `enabled` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_get_validation(
+    handle: *mut spgemm_handle_t,
+    enabled: *mut i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(enabled, "enabled")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *enabled = h.options.validate as i32 };
+        Ok(())
+    })
+}
+
+/// The message of the most recent failed call on `handle` (it names the offending argument
+/// and index), or of the calling thread's most recent failed call when `handle` is NULL.
+/// Empty if nothing failed. Never NULL. The text stays valid until the next failing call on
+/// the same handle (or thread, for NULL); copy it if you need it longer.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_last_error(handle: *const spgemm_handle_t) -> *const c_char {
+    // SAFETY: caller passes NULL or a live handle.
+    match unsafe { handle_ref(handle) } {
+        Some(h) => h.last_error.ptr(),
+        None => thread_last_error_ptr(),
+    }
+}

@@ -1,0 +1,459 @@
+//! `spgemm_matrix_t`: CSR descriptors over caller memory (no copy) and library-owned
+//! results of `spgemm_multiply`.
+
+use std::ffi::c_void;
+
+use super::boundary::{guard, non_null};
+use super::{spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t, spgemm_value_type_t};
+use crate::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use crate::error::{Error, Result, Status, err};
+use crate::output::{IndexVec, OffsetVec, OwnedCsr, ValueVec};
+use crate::types::{IndexType, ValueType};
+
+/// Opaque CSR matrix: a descriptor of caller arrays, or a result owned by the library.
+pub struct spgemm_matrix_t {
+    pub(crate) kind: MatrixKind,
+}
+
+pub(crate) enum MatrixKind {
+    Borrowed(RawCsr),
+    Owned(OwnedCsr),
+}
+
+/// Caller arrays as given to `spgemm_matrix_create_csr`.
+pub(crate) struct RawCsr {
+    nrows: usize,
+    ncols: usize,
+    base: usize,
+    offset_type: IndexType,
+    row_offsets: *const c_void,
+    index_type: IndexType,
+    col_indices: *const c_void,
+    value_type: ValueType,
+    values: *const c_void,
+}
+
+pub(crate) fn index_type(code: spgemm_index_type_t, what: &str) -> Result<IndexType> {
+    IndexType::from_code(code).ok_or_else(|| {
+        Error::new(
+            Status::InvalidValue,
+            format!("{what} = {code} is not an SPGEMM_INDEX_* code"),
+        )
+    })
+}
+
+pub(crate) fn value_type(code: spgemm_value_type_t, what: &str) -> Result<ValueType> {
+    ValueType::from_code(code).ok_or_else(|| {
+        Error::new(
+            Status::InvalidValue,
+            format!("{what} = {code} is not an SPGEMM_VALUE_* code"),
+        )
+    })
+}
+
+pub(crate) fn index_base(code: spgemm_index_base_t, what: &str) -> Result<usize> {
+    match code {
+        0 | 1 => Ok(code as usize),
+        _ => err(
+            Status::InvalidValue,
+            format!("{what} = {code} is not 0 or 1"),
+        ),
+    }
+}
+
+pub(crate) fn dim(v: i64, what: &str) -> Result<usize> {
+    if v < 0 {
+        return err(Status::InvalidValue, format!("{what} = {v} is negative"));
+    }
+    usize::try_from(v).map_err(|_| {
+        Error::new(
+            Status::IndexOverflow,
+            format!("{what} = {v} exceeds the address space"),
+        )
+    })
+}
+
+/// A typed slice over caller memory after NULL, alignment and size checks.
+///
+/// # Safety
+/// If `p` is non-NULL it must point to `len` readable elements of `T` that outlive `'a`.
+pub(crate) unsafe fn raw_slice<'a, T>(p: *const c_void, len: usize, what: &str) -> Result<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return err(
+            Status::NullPointer,
+            format!("{what} is NULL but {len} entries are needed"),
+        );
+    }
+    if (p as usize) % std::mem::align_of::<T>() != 0 {
+        return err(
+            Status::InvalidValue,
+            format!("{what} is not aligned for its element type"),
+        );
+    }
+    if len > isize::MAX as usize / std::mem::size_of::<T>() {
+        return err(
+            Status::IndexOverflow,
+            format!("{what}: {len} entries exceed the address space"),
+        );
+    }
+    // SAFETY: non-NULL, aligned, size in range; the caller guarantees the memory.
+    Ok(unsafe { std::slice::from_raw_parts(p.cast::<T>(), len) })
+}
+
+/// Mutable counterpart of `raw_slice`.
+///
+/// # Safety
+/// If `p` is non-NULL it must point to `len` writable elements of `T`, not aliased, that
+/// outlive `'a`.
+pub(crate) unsafe fn raw_slice_mut<'a, T>(
+    p: *mut c_void,
+    len: usize,
+    what: &str,
+) -> Result<&'a mut [T]> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return err(
+            Status::NullPointer,
+            format!("{what} is NULL but {len} entries are needed"),
+        );
+    }
+    if (p as usize) % std::mem::align_of::<T>() != 0 {
+        return err(
+            Status::InvalidValue,
+            format!("{what} is not aligned for its element type"),
+        );
+    }
+    if len > isize::MAX as usize / std::mem::size_of::<T>() {
+        return err(
+            Status::IndexOverflow,
+            format!("{what}: {len} entries exceed the address space"),
+        );
+    }
+    // SAFETY: as in raw_slice, plus exclusive access promised by the caller.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p.cast::<T>(), len) })
+}
+
+impl RawCsr {
+    /// Borrowed typed view. Reads the last row offset to learn the number of entries.
+    ///
+    /// # Safety
+    /// The arrays given at creation are still valid.
+    unsafe fn to_any(&self, name: &str) -> Result<AnyCsr<'_>> {
+        let m1 = self
+            .nrows
+            .checked_add(1)
+            .ok_or_else(|| Error::new(Status::IndexOverflow, format!("{name}: nrows too large")))?;
+        let what = format!("{name}: row_offsets");
+        // SAFETY (all three): the descriptor's contract says the arrays are valid.
+        let (offsets, last): (OffsetSlice<'_>, i128) = unsafe {
+            match self.offset_type {
+                IndexType::Int32 => {
+                    let s = raw_slice::<i32>(self.row_offsets, m1, &what)?;
+                    (OffsetSlice::I32(s), s[self.nrows] as i128)
+                }
+                IndexType::Int64 => {
+                    let s = raw_slice::<i64>(self.row_offsets, m1, &what)?;
+                    (OffsetSlice::I64(s), s[self.nrows] as i128)
+                }
+                IndexType::SizeT => {
+                    let s = raw_slice::<u64>(self.row_offsets, m1, &what)?;
+                    (OffsetSlice::U64(s), s[self.nrows] as i128)
+                }
+            }
+        };
+        let nnz = last - self.base as i128;
+        if nnz < 0 {
+            return err(
+                Status::InvalidStructure,
+                format!(
+                    "{name}: row_offsets[{}] = {last} is below the index base {}",
+                    self.nrows, self.base
+                ),
+            );
+        }
+        let nnz = usize::try_from(nnz).map_err(|_| {
+            Error::new(
+                Status::IndexOverflow,
+                format!("{name}: {nnz} entries exceed the address space"),
+            )
+        })?;
+        let what = format!("{name}: col_indices");
+        // SAFETY: as above.
+        let indices = unsafe {
+            match self.index_type {
+                IndexType::Int32 => IndexSlice::I32(raw_slice(self.col_indices, nnz, &what)?),
+                IndexType::Int64 => IndexSlice::I64(raw_slice(self.col_indices, nnz, &what)?),
+                IndexType::SizeT => {
+                    return err(
+                        Status::InvalidValue,
+                        format!("{name}: size_t column indices are not supported"),
+                    );
+                }
+            }
+        };
+        let what = format!("{name}: values");
+        let values = if self.values.is_null() {
+            None
+        } else {
+            // SAFETY: as above.
+            Some(unsafe {
+                match self.value_type {
+                    ValueType::Float32 => ValueSlice::F32(raw_slice(self.values, nnz, &what)?),
+                    ValueType::Float64 => ValueSlice::F64(raw_slice(self.values, nnz, &what)?),
+                }
+            })
+        };
+        Ok(AnyCsr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            base: self.base,
+            offsets,
+            indices,
+            values,
+            value_type: self.value_type,
+        })
+    }
+}
+
+impl spgemm_matrix_t {
+    /// Typed view of the matrix (`name` is used in messages: "A", "B").
+    pub(crate) fn view(&self, name: &str) -> Result<AnyCsr<'_>> {
+        match &self.kind {
+            // SAFETY: the caller of create_csr promised the arrays outlive the descriptor.
+            MatrixKind::Borrowed(r) => unsafe { r.to_any(name) },
+            MatrixKind::Owned(o) => Ok(o.as_any()),
+        }
+    }
+}
+
+/// Borrows a matrix pointer, naming it in the NULL error.
+pub(crate) unsafe fn matrix_ref<'a>(
+    m: *const spgemm_matrix_t,
+    name: &str,
+) -> Result<&'a spgemm_matrix_t> {
+    // SAFETY: caller passes NULL or a live matrix.
+    unsafe { m.as_ref() }.ok_or_else(|| Error::new(Status::NullPointer, format!("{name} is NULL")))
+}
+
+/// Creates a CSR descriptor over caller arrays; nothing is copied, and the arrays must stay
+/// valid (and unchanged in structure) while the descriptor is used.
+///
+/// - `nrows`, `ncols` >= 0 (either may be 0).
+/// - `row_offsets`: `nrows + 1` entries of `offset_type` (`SPGEMM_INDEX_INT32`, `_INT64` or
+///   `_SIZE_T`), starting at `base`; row i holds positions `row_offsets[i] - base` to
+///   `row_offsets[i+1] - base - 1`.
+/// - `col_indices`: nnz = `row_offsets[nrows] - base` entries of `index_type`
+///   (`SPGEMM_INDEX_INT32` or `_INT64`), each in [base, base + ncols). Rows may be unsorted
+///   and may repeat a column (repeats are summed). May be NULL only when nnz = 0.
+/// - `values`: nnz entries of `value_type` (`SPGEMM_VALUE_FLOAT32` or `_FLOAT64`), or NULL
+///   for a pattern-only matrix (structure-only products).
+/// - `base`: `SPGEMM_INDEX_BASE_ZERO` or `SPGEMM_INDEX_BASE_ONE` (Fortran).
+///
+/// Contents are checked when the matrix is used (see `spgemm_set_validation`). On success
+/// `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix, or row_offsets), `SPGEMM_STATUS_INVALID_VALUE`
+/// (negative size, unknown type or base code, misaligned array), `SPGEMM_STATUS_INDEX_OVERFLOW`.
+/// Thread-safe.
+///
+/// # Safety
+/// `matrix` is NULL or writable; the arrays are valid as described above.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_matrix_create_csr(
+    matrix: *mut *mut spgemm_matrix_t,
+    nrows: i64,
+    ncols: i64,
+    offset_type: spgemm_index_type_t,
+    row_offsets: *const c_void,
+    index_type: spgemm_index_type_t,
+    col_indices: *const c_void,
+    value_type: spgemm_value_type_t,
+    values: *const c_void,
+    base: spgemm_index_base_t,
+) -> spgemm_status_t {
+    guard(None, || {
+        non_null(matrix, "matrix")?;
+        // SAFETY: non-NULL and writable per contract.
+        unsafe { *matrix = std::ptr::null_mut() };
+        let nrows = dim(nrows, "nrows")?;
+        let ncols = dim(ncols, "ncols")?;
+        let offset_type_ = self::index_type(offset_type, "offset_type")?;
+        let index_type_ = self::index_type(index_type, "index_type")?;
+        if index_type_ == IndexType::SizeT {
+            return err(
+                Status::InvalidValue,
+                "index_type: size_t column indices are not supported (use int32 or int64)",
+            );
+        }
+        let value_type = self::value_type(value_type, "value_type")?;
+        let base = index_base(base, "base")?;
+        non_null(row_offsets, "row_offsets")?;
+        if nrows.checked_add(1).is_none() {
+            return err(Status::IndexOverflow, "nrows + 1 overflows");
+        }
+        let raw = RawCsr {
+            nrows,
+            ncols,
+            base,
+            offset_type: offset_type_,
+            row_offsets,
+            index_type: index_type_,
+            col_indices,
+            value_type,
+            values,
+        };
+        let align_ok = |p: *const c_void, a: usize| p.is_null() || (p as usize) % a == 0;
+        let off_align = match offset_type_ {
+            IndexType::Int32 => 4,
+            _ => 8,
+        };
+        let idx_align = if index_type_ == IndexType::Int32 {
+            4
+        } else {
+            8
+        };
+        let val_align = if value_type == ValueType::Float32 {
+            4
+        } else {
+            8
+        };
+        if !align_ok(row_offsets, off_align)
+            || !align_ok(col_indices, idx_align)
+            || !align_ok(values, val_align)
+        {
+            return err(
+                Status::InvalidValue,
+                "an array is not aligned for its element type",
+            );
+        }
+        let m = Box::new(spgemm_matrix_t {
+            kind: MatrixKind::Borrowed(raw),
+        });
+        // SAFETY: as above.
+        unsafe { *matrix = Box::into_raw(m) };
+        Ok(())
+    })
+}
+
+/// Destroys a matrix. For a descriptor the caller's arrays are untouched; for a result of
+/// `spgemm_multiply` its arrays are freed. `spgemm_matrix_destroy(NULL)` does nothing.
+///
+/// # Safety
+/// `matrix` is NULL or a live matrix not in use by another call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_matrix_destroy(matrix: *mut spgemm_matrix_t) -> spgemm_status_t {
+    guard(None, || {
+        if !matrix.is_null() {
+            // SAFETY: pointer came from Box::into_raw.
+            drop(unsafe { Box::from_raw(matrix) });
+        }
+        Ok(())
+    })
+}
+
+/// Reads a matrix's shape and types into the non-NULL pointers among the outputs. `nnz` is
+/// `row_offsets[nrows] - base`. Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix),
+/// `SPGEMM_STATUS_INVALID_STRUCTURE` (last row offset below the base). Thread-safe.
+///
+/// # Safety
+/// `matrix` is NULL or live; each output pointer is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_matrix_get_info(
+    matrix: *const spgemm_matrix_t,
+    nrows: *mut i64,
+    ncols: *mut i64,
+    nnz: *mut i64,
+    offset_type: *mut spgemm_index_type_t,
+    index_type: *mut spgemm_index_type_t,
+    value_type: *mut spgemm_value_type_t,
+    base: *mut spgemm_index_base_t,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let m = unsafe { matrix_ref(matrix, "matrix") }?;
+        let v = m.view("matrix")?;
+        let sig = v.sig();
+        // SAFETY: each non-NULL output is writable per contract.
+        unsafe {
+            if let Some(p) = nrows.as_mut() {
+                *p = v.nrows as i64;
+            }
+            if let Some(p) = ncols.as_mut() {
+                *p = v.ncols as i64;
+            }
+            if let Some(p) = nnz.as_mut() {
+                *p = v.nnz() as i64;
+            }
+            if let Some(p) = offset_type.as_mut() {
+                *p = sig.offsets as i32;
+            }
+            if let Some(p) = index_type.as_mut() {
+                *p = sig.indices as i32;
+            }
+            if let Some(p) = value_type.as_mut() {
+                *p = sig.values as i32;
+            }
+            if let Some(p) = base.as_mut() {
+                *p = v.base as i32;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Gives read access to a matrix's arrays (types and sizes from `spgemm_matrix_get_info`):
+/// for a result of `spgemm_multiply` the library's arrays, valid until the matrix is
+/// destroyed; for a descriptor the caller's own pointers. `*values` is NULL for a
+/// pattern-only matrix. Any output pointer may be NULL.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix). Thread-safe.
+///
+/// # Safety
+/// `matrix` is NULL or live; each output pointer is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_matrix_export_csr(
+    matrix: *const spgemm_matrix_t,
+    row_offsets: *mut *const c_void,
+    col_indices: *mut *const c_void,
+    values: *mut *const c_void,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let m = unsafe { matrix_ref(matrix, "matrix") }?;
+        let (r, c, v): (*const c_void, *const c_void, *const c_void) = match &m.kind {
+            MatrixKind::Borrowed(raw) => (raw.row_offsets, raw.col_indices, raw.values),
+            MatrixKind::Owned(o) => (
+                match &o.offsets {
+                    OffsetVec::I32(x) => x.as_ptr().cast(),
+                    OffsetVec::I64(x) => x.as_ptr().cast(),
+                    OffsetVec::U64(x) => x.as_ptr().cast(),
+                },
+                match &o.indices {
+                    IndexVec::I32(x) => x.as_ptr().cast(),
+                    IndexVec::I64(x) => x.as_ptr().cast(),
+                },
+                match &o.values {
+                    None => std::ptr::null(),
+                    Some(ValueVec::F32(x)) => x.as_ptr().cast(),
+                    Some(ValueVec::F64(x)) => x.as_ptr().cast(),
+                },
+            ),
+        };
+        // SAFETY: each non-NULL output is writable per contract.
+        unsafe {
+            if let Some(p) = row_offsets.as_mut() {
+                *p = r;
+            }
+            if let Some(p) = col_indices.as_mut() {
+                *p = c;
+            }
+            if let Some(p) = values.as_mut() {
+                *p = v;
+            }
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,126 @@
+//! The C ABI. The only `extern "C"` code of the library: null checks, conversion of raw
+//! pointers to borrowed views, a panic boundary around every entry point, status codes and
+//! last-error text. No algorithm lives here.
+//!
+//! Names follow the header's conventions: types `spgemm_*_t`, constants `SPGEMM_*`.
+
+#![allow(non_camel_case_types)]
+
+pub mod boundary;
+pub mod handle;
+pub mod matrix;
+pub mod plan;
+
+use std::ffi::c_char;
+
+use crate::error::Status;
+
+/// Status code returned by every function (0 = success). See `SPGEMM_STATUS_*`.
+pub type spgemm_status_t = i32;
+/// Integer type of row offsets or column indices. See `SPGEMM_INDEX_*`.
+pub type spgemm_index_type_t = i32;
+/// Floating-point type of values. See `SPGEMM_VALUE_*`.
+pub type spgemm_value_type_t = i32;
+/// Index base: 0 (C) or 1 (Fortran).
+pub type spgemm_index_base_t = i32;
+/// SpGEMM algorithm. See `SPGEMM_ALG_*`.
+pub type spgemm_algorithm_t = i32;
+
+/// The call succeeded.
+pub const SPGEMM_STATUS_SUCCESS: spgemm_status_t = Status::Success as i32;
+/// A required pointer argument was NULL.
+pub const SPGEMM_STATUS_NULL_POINTER: spgemm_status_t = Status::NullPointer as i32;
+/// An argument had an invalid value (negative size, unknown enum code, misaligned array,
+/// wrong array length, missing values).
+pub const SPGEMM_STATUS_INVALID_VALUE: spgemm_status_t = Status::InvalidValue as i32;
+/// The number of columns of A differs from the number of rows of B.
+pub const SPGEMM_STATUS_DIMENSION_MISMATCH: spgemm_status_t = Status::DimensionMismatch as i32;
+/// Row offsets do not start at the index base, decrease, or disagree with the entry count.
+pub const SPGEMM_STATUS_INVALID_STRUCTURE: spgemm_status_t = Status::InvalidStructure as i32;
+/// A column index lies outside [base, base + ncols).
+pub const SPGEMM_STATUS_INDEX_OUT_OF_RANGE: spgemm_status_t = Status::IndexOutOfRange as i32;
+/// A size, nnz(C) or a column index does not fit the requested integer type (for example
+/// nnz(C) > 2^31 - 1 with int32 row offsets). Detected before anything is written.
+pub const SPGEMM_STATUS_INDEX_OVERFLOW: spgemm_status_t = Status::IndexOverflow as i32;
+/// A and B have different index or value types, or a call's types differ from the plan's.
+pub const SPGEMM_STATUS_TYPE_MISMATCH: spgemm_status_t = Status::TypeMismatch as i32;
+/// The matrices given to a numeric call differ in shape or structure from the plan's.
+pub const SPGEMM_STATUS_PLAN_MISMATCH: spgemm_status_t = Status::PlanMismatch as i32;
+/// Memory could not be allocated (the request may exceed the machine's memory).
+pub const SPGEMM_STATUS_ALLOC_FAILED: spgemm_status_t = Status::AllocFailed as i32;
+/// The requested combination is not supported.
+pub const SPGEMM_STATUS_NOT_SUPPORTED: spgemm_status_t = Status::NotSupported as i32;
+/// No usable GPU device.
+pub const SPGEMM_STATUS_NO_DEVICE: spgemm_status_t = Status::NoDevice as i32;
+/// Internal error: a bug in libspgemm (the message says where). Please report it.
+pub const SPGEMM_STATUS_INTERNAL: spgemm_status_t = Status::Internal as i32;
+
+/// 32-bit signed integers (`int32_t`, Fortran default `integer`).
+pub const SPGEMM_INDEX_INT32: spgemm_index_type_t = 0;
+/// 64-bit signed integers (`int64_t`, Fortran `integer(c_int64_t)`).
+pub const SPGEMM_INDEX_INT64: spgemm_index_type_t = 1;
+/// `size_t` (row offsets only, as in Tpetra).
+pub const SPGEMM_INDEX_SIZE_T: spgemm_index_type_t = 2;
+
+/// `float`.
+pub const SPGEMM_VALUE_FLOAT32: spgemm_value_type_t = 0;
+/// `double`.
+pub const SPGEMM_VALUE_FLOAT64: spgemm_value_type_t = 1;
+
+/// 0-based indices (C, C++).
+pub const SPGEMM_INDEX_BASE_ZERO: spgemm_index_base_t = 0;
+/// 1-based indices (Fortran).
+pub const SPGEMM_INDEX_BASE_ONE: spgemm_index_base_t = 1;
+
+/// Let the library choose per product and phase (default).
+pub const SPGEMM_ALG_AUTO: spgemm_algorithm_t = 0;
+/// Dense accumulator: a value and a marker per column of C in each thread (KKDENSE).
+/// Fast when C has few columns; needs ncols(C) < 2^32.
+pub const SPGEMM_ALG_KKDENSE: spgemm_algorithm_t = 1;
+/// Hash accumulator with linear probing, at most half full (KKLP). Memory independent of
+/// the number of columns of C.
+pub const SPGEMM_ALG_KKLP: spgemm_algorithm_t = 2;
+
+/// Library version as "MAJOR.MINOR.PATCH".
+pub const SPGEMM_VERSION_MAJOR: i32 = 0;
+pub const SPGEMM_VERSION_MINOR: i32 = 1;
+pub const SPGEMM_VERSION_PATCH: i32 = 0;
+
+/// Returns a static, NUL-terminated description of `status` ("unknown status" for codes
+/// this version does not define). Never NULL. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn spgemm_status_string(status: spgemm_status_t) -> *const c_char {
+    let s = match Status::from_code(status) {
+        Some(s) => s.description(),
+        None => "unknown status\0",
+    };
+    s.as_ptr().cast()
+}
+
+/// Writes the library version to the non-NULL pointers among `major`, `minor`, `patch`.
+/// Thread-safe.
+///
+/// # Safety
+/// Each pointer is NULL or points to a writable `int32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_version(
+    major: *mut i32,
+    minor: *mut i32,
+    patch: *mut i32,
+) -> spgemm_status_t {
+    boundary::guard(None, || {
+        // SAFETY: caller promises each non-NULL pointer is writable.
+        unsafe {
+            if let Some(p) = major.as_mut() {
+                *p = SPGEMM_VERSION_MAJOR;
+            }
+            if let Some(p) = minor.as_mut() {
+                *p = SPGEMM_VERSION_MINOR;
+            }
+            if let Some(p) = patch.as_mut() {
+                *p = SPGEMM_VERSION_PATCH;
+            }
+        }
+        Ok(())
+    })
+}

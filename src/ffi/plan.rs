@@ -1,0 +1,348 @@
+//! `spgemm_plan_t` and the product entry points: symbolic, numeric (with and without
+//! values), the one-call product.
+
+use std::ffi::c_void;
+
+use parking_lot::Mutex;
+
+use super::boundary::{guard, non_null};
+use super::handle::{spgemm_handle_t, with_handle};
+use super::matrix::{
+    MatrixKind, index_base, index_type, matrix_ref, raw_slice_mut, spgemm_matrix_t,
+};
+use super::{spgemm_algorithm_t, spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t};
+use crate::error::{Error, Result, Status, err};
+use crate::exec;
+use crate::output::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
+use crate::plan::{OutputFormat, Plan};
+use crate::types::{IndexType, ValueType};
+
+/// Opaque result of the symbolic phase, reused by numeric calls.
+pub struct spgemm_plan_t {
+    inner: Mutex<Plan>,
+}
+
+unsafe fn plan_ref<'a>(p: *const spgemm_plan_t) -> Result<&'a spgemm_plan_t> {
+    // SAFETY: caller passes NULL or a live plan.
+    unsafe { p.as_ref() }.ok_or_else(|| Error::new(Status::NullPointer, "plan is NULL"))
+}
+
+fn output_format(
+    offset_type: spgemm_index_type_t,
+    idx_type: spgemm_index_type_t,
+    base: spgemm_index_base_t,
+) -> Result<OutputFormat> {
+    let offsets = index_type(offset_type, "c_offset_type")?;
+    let indices = index_type(idx_type, "c_index_type")?;
+    if indices == IndexType::SizeT {
+        return err(
+            Status::InvalidValue,
+            "c_index_type: size_t column indices are not supported (use int32 or int64)",
+        );
+    }
+    Ok(OutputFormat {
+        offsets,
+        indices,
+        base: index_base(base, "c_base")?,
+    })
+}
+
+/// Caller's row-offset array as a typed slice of `len` entries.
+unsafe fn offsets_out<'a>(p: *mut c_void, t: IndexType, len: usize) -> Result<OffsetSliceMut<'a>> {
+    // SAFETY: caller guarantees `len` writable entries.
+    unsafe {
+        Ok(match t {
+            IndexType::Int32 => OffsetSliceMut::I32(raw_slice_mut(p, len, "c_row_offsets")?),
+            IndexType::Int64 => OffsetSliceMut::I64(raw_slice_mut(p, len, "c_row_offsets")?),
+            IndexType::SizeT => OffsetSliceMut::U64(raw_slice_mut(p, len, "c_row_offsets")?),
+        })
+    }
+}
+
+/// Symbolic phase of C = A*B: computes the structure size of C and the work partition.
+///
+/// A is m x n, B is n x k (both may be empty); A and B must use the same offset, index and
+/// value types (their index bases may differ). C's storage is chosen here: `c_offset_type`
+/// (`SPGEMM_INDEX_INT32`, `_INT64` or `_SIZE_T`), `c_index_type` (`_INT32` or `_INT64`) and
+/// `c_base` (0 or 1). If `c_row_offsets` is not NULL, C's m + 1 row offsets are written to
+/// it (they can also be fetched later with `spgemm_plan_row_offsets`).
+///
+/// On success `*plan` owns a plan (release with `spgemm_plan_destroy`); query nnz(C) with
+/// `spgemm_plan_get_nnz`, then allocate C's column indices and values and call
+/// `spgemm_numeric`. The plan records the algorithm, sortedness and C format in force.
+///
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (type codes, base),
+/// `SPGEMM_STATUS_DIMENSION_MISMATCH`, `SPGEMM_STATUS_TYPE_MISMATCH` (A and B types differ),
+/// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad input, found
+/// by validation), `SPGEMM_STATUS_INDEX_OVERFLOW` (nnz(C) or k does not fit C's types;
+/// nothing is written then), `SPGEMM_STATUS_ALLOC_FAILED`.
+/// Calls on one handle are serialised; different handles run concurrently.
+///
+/// # Safety
+/// `handle`, `a`, `b` are NULL or live; `c_row_offsets` is NULL or has m + 1 writable
+/// entries of `c_offset_type`; `plan` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_symbolic(
+    handle: *mut spgemm_handle_t,
+    a: *const spgemm_matrix_t,
+    b: *const spgemm_matrix_t,
+    c_offset_type: spgemm_index_type_t,
+    c_index_type: spgemm_index_type_t,
+    c_base: spgemm_index_base_t,
+    c_row_offsets: *mut c_void,
+    plan: *mut *mut spgemm_plan_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(plan, "plan")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *plan = std::ptr::null_mut() };
+        // SAFETY: NULL or live per contract.
+        let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
+        let format = output_format(c_offset_type, c_index_type, c_base)?;
+        let p = exec::symbolic(h, &a.view("A")?, &b.view("B")?, format)?;
+        if !c_row_offsets.is_null() {
+            // SAFETY: m + 1 writable entries per contract.
+            let out = unsafe { offsets_out(c_row_offsets, format.offsets, p.nrows() + 1)? };
+            exec::write_row_offsets(&p, out)?;
+        }
+        let boxed = Box::new(spgemm_plan_t {
+            inner: Mutex::new(p),
+        });
+        // SAFETY: as above.
+        unsafe { *plan = Box::into_raw(boxed) };
+        Ok(())
+    })
+}
+
+/// Writes C's m + 1 row offsets, in the type and base chosen at symbolic time.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`. Thread-safe.
+///
+/// # Safety
+/// `plan` is NULL or live; `c_row_offsets` is NULL or has m + 1 writable entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_plan_row_offsets(
+    plan: *const spgemm_plan_t,
+    c_row_offsets: *mut c_void,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let p = unsafe { plan_ref(plan) }?.inner.lock();
+        non_null(c_row_offsets, "c_row_offsets")?;
+        // SAFETY: m + 1 writable entries per contract.
+        let out = unsafe { offsets_out(c_row_offsets, p.format.offsets, p.nrows() + 1)? };
+        exec::write_row_offsets(&p, out)
+    })
+}
+
+/// Reads nnz(C) (entries that cancel to zero are kept) into `*nnz`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`. Thread-safe.
+///
+/// # Safety
+/// `plan` is NULL or live; `nnz` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_plan_get_nnz(
+    plan: *const spgemm_plan_t,
+    nnz: *mut i64,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let p = unsafe { plan_ref(plan) }?.inner.lock();
+        non_null(nnz, "nnz")?;
+        // SAFETY: non-NULL, writable.
+        unsafe { *nnz = p.nnz() as i64 };
+        Ok(())
+    })
+}
+
+/// Reads C's shape (m x k) and the number of scalar multiplications of the product
+/// (f_m; GFLOP/s = 2 f_m / seconds / 1e9) into the non-NULL outputs.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (plan). Thread-safe.
+///
+/// # Safety
+/// `plan` is NULL or live; outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_plan_get_info(
+    plan: *const spgemm_plan_t,
+    nrows: *mut i64,
+    ncols: *mut i64,
+    multiplications: *mut i64,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let p = unsafe { plan_ref(plan) }?.inner.lock();
+        // SAFETY: non-NULL outputs are writable.
+        unsafe {
+            if let Some(x) = nrows.as_mut() {
+                *x = p.nrows() as i64;
+            }
+            if let Some(x) = ncols.as_mut() {
+                *x = p.ncols() as i64;
+            }
+            if let Some(x) = multiplications.as_mut() {
+                *x = i64::try_from(p.flops).unwrap_or(i64::MAX);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Reads the algorithm (`SPGEMM_ALG_*`, never AUTO) each phase runs with.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (plan). Thread-safe.
+///
+/// # Safety
+/// `plan` is NULL or live; outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_plan_get_algorithm(
+    plan: *const spgemm_plan_t,
+    symbolic: *mut spgemm_algorithm_t,
+    numeric: *mut spgemm_algorithm_t,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let p = unsafe { plan_ref(plan) }?.inner.lock();
+        // SAFETY: non-NULL outputs are writable.
+        unsafe {
+            if let Some(x) = symbolic.as_mut() {
+                *x = p.symbolic_alg as i32;
+            }
+            if let Some(x) = numeric.as_mut() {
+                *x = p.numeric_alg as i32;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Destroys a plan. `spgemm_plan_destroy(NULL)` does nothing.
+///
+/// # Safety
+/// `plan` is NULL or a live plan not in use by another call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_plan_destroy(plan: *mut spgemm_plan_t) -> spgemm_status_t {
+    guard(None, || {
+        if !plan.is_null() {
+            // SAFETY: pointer came from Box::into_raw.
+            drop(unsafe { Box::from_raw(plan) });
+        }
+        Ok(())
+    })
+}
+
+fn run_numeric(
+    h: &crate::handle::Handle,
+    plan: *mut spgemm_plan_t,
+    a: *const spgemm_matrix_t,
+    b: *const spgemm_matrix_t,
+    c_col_indices: *mut c_void,
+    c_values: Option<*mut c_void>,
+) -> Result<()> {
+    // SAFETY: NULL or live per the public functions' contracts.
+    let p = unsafe { plan_ref(plan) }?.inner.lock();
+    // SAFETY: as above.
+    let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
+    let (av, bv) = (a.view("A")?, b.view("B")?);
+    let nnz = p.nnz();
+    // SAFETY: nnz writable entries per contract.
+    let cols = unsafe {
+        match p.format.indices {
+            IndexType::Int32 => {
+                IndexSliceMut::I32(raw_slice_mut(c_col_indices, nnz, "c_col_indices")?)
+            }
+            _ => IndexSliceMut::I64(raw_slice_mut(c_col_indices, nnz, "c_col_indices")?),
+        }
+    };
+    let vals = match c_values {
+        None => None,
+        // SAFETY: nnz writable entries per contract.
+        Some(v) => Some(unsafe {
+            match p.shape.sig.values {
+                ValueType::Float32 => ValueSliceMut::F32(raw_slice_mut(v, nnz, "c_values")?),
+                ValueType::Float64 => ValueSliceMut::F64(raw_slice_mut(v, nnz, "c_values")?),
+            }
+        }),
+    };
+    exec::numeric(h, &p, &av, &bv, cols, vals)
+}
+
+/// Numeric phase: fills C's nnz(C) column indices (type and base of the plan) and values
+/// (the value type of A and B). Call it again whenever the values of A and/or B change
+/// with the same structure: no symbolic work is repeated.
+///
+/// Values are bitwise identical whatever the number of threads and algorithm: each entry
+/// of C is the sum of its products in the order A's row and B's rows are stored. Entries
+/// that cancel to 0.0 stay in the structure; NaN and Inf propagate.
+///
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (including arrays NULL while nnz(C) > 0),
+/// `SPGEMM_STATUS_INVALID_VALUE` (A or B without values), `SPGEMM_STATUS_TYPE_MISMATCH`
+/// (types differ from the plan's), `SPGEMM_STATUS_PLAN_MISMATCH` (shape differs, or, with
+/// validation on, structure differs), `SPGEMM_STATUS_ALLOC_FAILED`.
+/// Calls on one handle are serialised; a plan must not be used by two calls at once (they
+/// are serialised too).
+///
+/// # Safety
+/// Pointers are NULL or live; `c_col_indices` and `c_values` have nnz(C) writable entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_numeric(
+    handle: *mut spgemm_handle_t,
+    plan: *mut spgemm_plan_t,
+    a: *const spgemm_matrix_t,
+    b: *const spgemm_matrix_t,
+    c_col_indices: *mut c_void,
+    c_values: *mut c_void,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        run_numeric(h, plan, a, b, c_col_indices, Some(c_values))
+    })
+}
+
+/// Structure-only numeric phase (graph codes): fills C's column indices; values of A and B
+/// are not read and may be absent (pattern-only descriptors).
+/// Errors: as `spgemm_numeric`, without the value checks.
+///
+/// # Safety
+/// Pointers are NULL or live; `c_col_indices` has nnz(C) writable entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_numeric_structure(
+    handle: *mut spgemm_handle_t,
+    plan: *mut spgemm_plan_t,
+    a: *const spgemm_matrix_t,
+    b: *const spgemm_matrix_t,
+    c_col_indices: *mut c_void,
+) -> spgemm_status_t {
+    with_handle(handle, |h| run_numeric(h, plan, a, b, c_col_indices, None))
+}
+
+/// One-call product C = A*B for callers that multiply once: symbolic and numeric phases
+/// into arrays owned by the library. `*c` receives a new matrix (read it with
+/// `spgemm_matrix_get_info` and `spgemm_matrix_export_csr`; free it with
+/// `spgemm_matrix_destroy`). If A or B has no values, C is pattern-only.
+/// Errors: those of `spgemm_symbolic` and `spgemm_numeric`.
+///
+/// # Safety
+/// `handle`, `a`, `b` are NULL or live; `c` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_multiply(
+    handle: *mut spgemm_handle_t,
+    a: *const spgemm_matrix_t,
+    b: *const spgemm_matrix_t,
+    c_offset_type: spgemm_index_type_t,
+    c_index_type: spgemm_index_type_t,
+    c_base: spgemm_index_base_t,
+    c: *mut *mut spgemm_matrix_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(c, "c")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *c = std::ptr::null_mut() };
+        // SAFETY: NULL or live per contract.
+        let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
+        let format = output_format(c_offset_type, c_index_type, c_base)?;
+        let owned = exec::multiply(h, &a.view("A")?, &b.view("B")?, format)?;
+        let m = Box::new(spgemm_matrix_t {
+            kind: MatrixKind::Owned(owned),
+        });
+        // SAFETY: as above.
+        unsafe { *c = Box::into_raw(m) };
+        Ok(())
+    })
+}

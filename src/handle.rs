@@ -1,0 +1,128 @@
+//! The typed handle: thread pool, options and reusable per-thread workspace.
+
+use crate::cpu::workspace::WorkspacePool;
+use crate::error::{Error, Result, Status};
+
+/// SpGEMM algorithm choice (codes as in the C header's `SPGEMM_ALG_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Chosen per product by the selector (`crate::exec::select`).
+    Auto = 0,
+    /// Dense accumulator: values and a marker array of length k per thread (KKDENSE).
+    Dense = 1,
+    /// Open-addressing hash accumulator with linear probing, at most 50% full (KKLP).
+    LinearProbe = 2,
+}
+
+impl Algorithm {
+    pub fn from_code(code: i32) -> Option<Algorithm> {
+        match code {
+            0 => Some(Algorithm::Auto),
+            1 => Some(Algorithm::Dense),
+            2 => Some(Algorithm::LinearProbe),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Auto => "auto",
+            Algorithm::Dense => "kkdense",
+            Algorithm::LinearProbe => "kklp",
+        }
+    }
+}
+
+/// Options a caller may set on a handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub algorithm: Algorithm,
+    /// Column indices of C sorted within each row (default true).
+    pub sorted_output: bool,
+    /// Full O(nnz) checks of the inputs (default true).
+    pub validate: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            algorithm: Algorithm::Auto,
+            sorted_output: true,
+            validate: true,
+        }
+    }
+}
+
+/// Owns the worker threads and what they reuse between calls.
+pub struct Handle {
+    pool: rayon::ThreadPool,
+    threads: usize,
+    pub options: Options,
+    pub workspace: WorkspacePool,
+}
+
+/// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores.
+pub fn default_threads() -> usize {
+    std::env::var("SPGEMM_NUM_THREADS")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+}
+
+fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("spgemm-worker-{i}"))
+        .build()
+        .map_err(|e| {
+            Error::new(
+                Status::AllocFailed,
+                format!("cannot start {threads} worker threads: {e}"),
+            )
+        })
+}
+
+impl Handle {
+    /// A handle with `threads` workers (0 = `default_threads()`).
+    pub fn new(threads: usize) -> Result<Handle> {
+        let threads = if threads == 0 {
+            default_threads()
+        } else {
+            threads
+        };
+        Ok(Handle {
+            pool: build_pool(threads)?,
+            threads,
+            options: Options::default(),
+            workspace: WorkspacePool::new(threads),
+        })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Replaces the worker pool (and the per-thread workspace that belonged to it).
+    pub fn set_threads(&mut self, threads: usize) -> Result<()> {
+        let threads = if threads == 0 {
+            default_threads()
+        } else {
+            threads
+        };
+        if threads != self.threads {
+            self.pool = build_pool(threads)?;
+            self.threads = threads;
+            self.workspace = WorkspacePool::new(threads);
+        }
+        Ok(())
+    }
+
+    /// Runs `f` inside this handle's worker pool.
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+}

@@ -1,0 +1,21 @@
+//! libspgemm: sparse matrix-matrix products (SpGEMM) with a C ABI.
+//!
+//! Layers, top to bottom (see DESIGN.md in the shared folder):
+//! - [`ffi`]: the only `extern "C"` code (null checks, raw pointers to borrowed views,
+//!   panic boundary, status codes, last-error text);
+//! - typed API: [`handle::Handle`], [`csr::CsrRef`] / [`csr::AnyCsr`], [`plan::Plan`];
+//! - [`exec`]: algorithm selection and dispatch to a backend;
+//! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace.
+
+pub mod alloc;
+pub mod cpu;
+pub mod csr;
+pub mod error;
+pub mod exec;
+pub mod ffi;
+pub mod handle;
+pub mod output;
+pub mod plan;
+pub mod types;
+
+pub use error::{Error, Result, Status};

@@ -1,0 +1,159 @@
+//! Output storage for C: mutable views of caller arrays (the primary path) and
+//! library-owned arrays (the one-call convenience).
+
+use crate::alloc::try_filled;
+use crate::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use crate::error::Result;
+use crate::types::{IndexType, ValueType};
+
+/// Caller's array for C's row offsets.
+pub enum OffsetSliceMut<'a> {
+    I32(&'a mut [i32]),
+    I64(&'a mut [i64]),
+    U64(&'a mut [u64]),
+}
+
+/// Caller's array for C's column indices.
+pub enum IndexSliceMut<'a> {
+    I32(&'a mut [i32]),
+    I64(&'a mut [i64]),
+}
+
+/// Caller's array for C's values.
+pub enum ValueSliceMut<'a> {
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
+}
+
+impl IndexSliceMut<'_> {
+    pub fn kind(&self) -> IndexType {
+        match self {
+            IndexSliceMut::I32(_) => IndexType::Int32,
+            IndexSliceMut::I64(_) => IndexType::Int64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            IndexSliceMut::I32(x) => x.len(),
+            IndexSliceMut::I64(x) => x.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl ValueSliceMut<'_> {
+    pub fn kind(&self) -> ValueType {
+        match self {
+            ValueSliceMut::F32(_) => ValueType::Float32,
+            ValueSliceMut::F64(_) => ValueType::Float64,
+        }
+    }
+}
+
+/// Library-owned arrays of a CSR matrix.
+pub enum OffsetVec {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+}
+pub enum IndexVec {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+pub enum ValueVec {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// A CSR matrix whose arrays belong to the library (result of the one-call product).
+pub struct OwnedCsr {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub base: usize,
+    pub offsets: OffsetVec,
+    pub indices: IndexVec,
+    pub values: Option<ValueVec>,
+    pub value_type: ValueType,
+}
+
+impl OffsetVec {
+    pub fn zeroed(t: IndexType, len: usize) -> Result<OffsetVec> {
+        Ok(match t {
+            IndexType::Int32 => OffsetVec::I32(try_filled(len, 0, "row offsets of C")?),
+            IndexType::Int64 => OffsetVec::I64(try_filled(len, 0, "row offsets of C")?),
+            IndexType::SizeT => OffsetVec::U64(try_filled(len, 0, "row offsets of C")?),
+        })
+    }
+    pub fn as_mut(&mut self) -> OffsetSliceMut<'_> {
+        match self {
+            OffsetVec::I32(v) => OffsetSliceMut::I32(v),
+            OffsetVec::I64(v) => OffsetSliceMut::I64(v),
+            OffsetVec::U64(v) => OffsetSliceMut::U64(v),
+        }
+    }
+    pub fn as_slice(&self) -> OffsetSlice<'_> {
+        match self {
+            OffsetVec::I32(v) => OffsetSlice::I32(v),
+            OffsetVec::I64(v) => OffsetSlice::I64(v),
+            OffsetVec::U64(v) => OffsetSlice::U64(v),
+        }
+    }
+}
+
+impl IndexVec {
+    pub fn zeroed(t: IndexType, len: usize) -> Result<IndexVec> {
+        Ok(match t {
+            IndexType::Int32 => IndexVec::I32(try_filled(len, 0, "column indices of C")?),
+            _ => IndexVec::I64(try_filled(len, 0, "column indices of C")?),
+        })
+    }
+    pub fn as_mut(&mut self) -> IndexSliceMut<'_> {
+        match self {
+            IndexVec::I32(v) => IndexSliceMut::I32(v),
+            IndexVec::I64(v) => IndexSliceMut::I64(v),
+        }
+    }
+    pub fn as_slice(&self) -> IndexSlice<'_> {
+        match self {
+            IndexVec::I32(v) => IndexSlice::I32(v),
+            IndexVec::I64(v) => IndexSlice::I64(v),
+        }
+    }
+}
+
+impl ValueVec {
+    pub fn zeroed(t: ValueType, len: usize) -> Result<ValueVec> {
+        Ok(match t {
+            ValueType::Float32 => ValueVec::F32(try_filled(len, 0.0, "values of C")?),
+            ValueType::Float64 => ValueVec::F64(try_filled(len, 0.0, "values of C")?),
+        })
+    }
+    pub fn as_mut(&mut self) -> ValueSliceMut<'_> {
+        match self {
+            ValueVec::F32(v) => ValueSliceMut::F32(v),
+            ValueVec::F64(v) => ValueSliceMut::F64(v),
+        }
+    }
+    pub fn as_slice(&self) -> ValueSlice<'_> {
+        match self {
+            ValueVec::F32(v) => ValueSlice::F32(v),
+            ValueVec::F64(v) => ValueSlice::F64(v),
+        }
+    }
+}
+
+impl OwnedCsr {
+    pub fn as_any(&self) -> AnyCsr<'_> {
+        AnyCsr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            base: self.base,
+            offsets: self.offsets.as_slice(),
+            indices: self.indices.as_slice(),
+            values: self.values.as_ref().map(|v| v.as_slice()),
+            value_type: self.value_type,
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Test support: random and adversarial CSR matrices, conversion to every index/value/base
+//! combination, and a simple reference product.
+#![allow(dead_code)]
+
+use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use spgemm::types::{IndexType, ValueType};
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+pub struct Rng(u64);
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A 0-based CSR matrix in plain vectors (the test's ground truth).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Csr {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub ptr: Vec<usize>,
+    pub col: Vec<usize>,
+    pub val: Vec<f64>,
+}
+
+/// What to put in a random matrix.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shape {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub max_row: usize,
+    /// Probability that a row is empty.
+    pub empty_rows: f64,
+    /// Allow the same column twice in a row.
+    pub duplicates: bool,
+    /// Leave rows unsorted.
+    pub unsorted: bool,
+    /// Fraction of explicit zeros.
+    pub zeros: f64,
+    /// Put a NaN or an Inf somewhere.
+    pub non_finite: bool,
+    /// Values are small integers (sums exact in f32 and f64, cancellation possible).
+    pub integer_values: bool,
+}
+
+pub fn random(rng: &mut Rng, s: Shape) -> Csr {
+    let mut ptr = vec![0];
+    let mut col = Vec::new();
+    let mut val = Vec::new();
+    for _ in 0..s.nrows {
+        if s.ncols > 0 && rng.unit() >= s.empty_rows {
+            let len = rng.below(s.max_row + 1);
+            let mut cols: Vec<usize> = (0..len).map(|_| rng.below(s.ncols)).collect();
+            if !s.duplicates {
+                cols.sort_unstable();
+                cols.dedup();
+            }
+            if s.unsorted {
+                for i in (1..cols.len()).rev() {
+                    let j = rng.below(i + 1);
+                    cols.swap(i, j);
+                }
+            } else {
+                cols.sort_unstable();
+            }
+            for c in cols {
+                col.push(c);
+                let v = if rng.unit() < s.zeros {
+                    0.0
+                } else if s.integer_values {
+                    (rng.below(7) as f64) - 3.0
+                } else {
+                    rng.unit() * 2.0 - 1.0
+                };
+                val.push(v);
+            }
+        }
+        ptr.push(col.len());
+    }
+    if s.non_finite && !val.is_empty() {
+        let p = rng.below(val.len());
+        val[p] = f64::NAN;
+        let q = rng.below(val.len());
+        val[q] = f64::INFINITY;
+    }
+    Csr {
+        nrows: s.nrows,
+        ncols: s.ncols,
+        ptr,
+        col,
+        val,
+    }
+}
+
+/// Reference C = A*B: per row, products summed in the order A's row and B's rows are
+/// stored (the first product of a column is taken as is), columns sorted.
+pub fn reference<T: RefScalar>(a: &Csr, b: &Csr) -> (Vec<usize>, Vec<usize>, Vec<T>) {
+    assert_eq!(a.ncols, b.nrows);
+    let mut ptr = vec![0];
+    let mut col = Vec::new();
+    let mut val = Vec::new();
+    for i in 0..a.nrows {
+        let mut row: std::collections::BTreeMap<usize, T> = Default::default();
+        for p in a.ptr[i]..a.ptr[i + 1] {
+            let av = T::from(a.val[p]);
+            for q in b.ptr[a.col[p]]..b.ptr[a.col[p] + 1] {
+                let prod = av.mul(T::from(b.val[q]));
+                row.entry(b.col[q])
+                    .and_modify(|x| *x = x.add(prod))
+                    .or_insert(prod);
+            }
+        }
+        for (c, v) in row {
+            col.push(c);
+            val.push(v);
+        }
+        ptr.push(col.len());
+    }
+    (ptr, col, val)
+}
+
+pub trait RefScalar: Copy + std::fmt::Debug {
+    fn from(v: f64) -> Self;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn bits(self) -> u64;
+}
+impl RefScalar for f64 {
+    fn from(v: f64) -> Self {
+        v
+    }
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+    fn mul(self, o: Self) -> Self {
+        self * o
+    }
+    fn bits(self) -> u64 {
+        if self.is_nan() {
+            u64::MAX
+        } else {
+            self.to_bits()
+        }
+    }
+}
+impl RefScalar for f32 {
+    fn from(v: f64) -> Self {
+        v as f32
+    }
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+    fn mul(self, o: Self) -> Self {
+        self * o
+    }
+    fn bits(self) -> u64 {
+        if self.is_nan() {
+            u64::MAX
+        } else {
+            self.to_bits() as u64
+        }
+    }
+}
+
+/// Owned arrays of one matrix in a chosen type combination and base.
+pub struct Typed {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub base: usize,
+    pub off: Off,
+    pub idx: Ix,
+    pub val: Option<Val>,
+    pub vt: ValueType,
+}
+pub enum Off {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+}
+pub enum Ix {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+pub enum Val {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+pub fn typed(
+    m: &Csr,
+    ot: IndexType,
+    it: IndexType,
+    vt: ValueType,
+    base: usize,
+    with_values: bool,
+) -> Typed {
+    let off = match ot {
+        IndexType::Int32 => Off::I32(m.ptr.iter().map(|&x| (x + base) as i32).collect()),
+        IndexType::Int64 => Off::I64(m.ptr.iter().map(|&x| (x + base) as i64).collect()),
+        IndexType::SizeT => Off::U64(m.ptr.iter().map(|&x| (x + base) as u64).collect()),
+    };
+    let idx = match it {
+        IndexType::Int32 => Ix::I32(m.col.iter().map(|&x| (x + base) as i32).collect()),
+        _ => Ix::I64(m.col.iter().map(|&x| (x + base) as i64).collect()),
+    };
+    let val = with_values.then(|| match vt {
+        ValueType::Float32 => Val::F32(m.val.iter().map(|&x| x as f32).collect()),
+        ValueType::Float64 => Val::F64(m.val.clone()),
+    });
+    Typed {
+        nrows: m.nrows,
+        ncols: m.ncols,
+        base,
+        off,
+        idx,
+        val,
+        vt,
+    }
+}
+
+impl Typed {
+    pub fn any(&self) -> AnyCsr<'_> {
+        AnyCsr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            base: self.base,
+            offsets: match &self.off {
+                Off::I32(v) => OffsetSlice::I32(v),
+                Off::I64(v) => OffsetSlice::I64(v),
+                Off::U64(v) => OffsetSlice::U64(v),
+            },
+            indices: match &self.idx {
+                Ix::I32(v) => IndexSlice::I32(v),
+                Ix::I64(v) => IndexSlice::I64(v),
+            },
+            values: self.val.as_ref().map(|v| match v {
+                Val::F32(v) => ValueSlice::F32(v),
+                Val::F64(v) => ValueSlice::F64(v),
+            }),
+            value_type: self.vt,
+        }
+    }
+}
+
+pub const OFFSET_TYPES: [IndexType; 3] = [IndexType::Int32, IndexType::Int64, IndexType::SizeT];
+pub const INDEX_TYPES: [IndexType; 2] = [IndexType::Int32, IndexType::Int64];
+pub const VALUE_TYPES: [ValueType; 2] = [ValueType::Float32, ValueType::Float64];

@@ -1,0 +1,863 @@
+//! SpGEMM on the CPU against the reference product: every index/value/base combination,
+//! every algorithm, sorted and unsorted output, adversarial shapes, reuse, determinism.
+
+mod common;
+
+use common::*;
+use spgemm::exec;
+use spgemm::handle::{Algorithm, Handle};
+use spgemm::output::{IndexVec, OffsetVec, ValueVec};
+use spgemm::plan::OutputFormat;
+use spgemm::types::{IndexType, ValueType};
+use spgemm::{Result, Status};
+
+/// Every concrete algorithm plus the selector.
+const ALGS: [Algorithm; 3] = [Algorithm::Auto, Algorithm::Dense, Algorithm::LinearProbe];
+
+/// C as 0-based vectors with values widened to f64 bits for exact comparison.
+#[derive(Debug, PartialEq)]
+struct Out {
+    ptr: Vec<usize>,
+    col: Vec<usize>,
+    bits: Vec<u64>,
+}
+
+fn offsets_to_usize(o: &OffsetVec, base: usize) -> Vec<usize> {
+    match o {
+        OffsetVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+        OffsetVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+        OffsetVec::U64(v) => v.iter().map(|&x| x as usize - base).collect(),
+    }
+}
+
+/// Symbolic + numeric through the typed layer, as the ABI does.
+fn product(
+    h: &Handle,
+    a: &Typed,
+    b: &Typed,
+    format: OutputFormat,
+    with_values: bool,
+) -> Result<Out> {
+    let plan = exec::symbolic(h, &a.any(), &b.any(), format)?;
+    let mut off = OffsetVec::zeroed(format.offsets, plan.nrows() + 1)?;
+    exec::write_row_offsets(&plan, off.as_mut())?;
+    let mut idx = IndexVec::zeroed(format.indices, plan.nnz())?;
+    let mut val = if with_values {
+        Some(ValueVec::zeroed(a.vt, plan.nnz())?)
+    } else {
+        None
+    };
+    exec::numeric(
+        h,
+        &plan,
+        &a.any(),
+        &b.any(),
+        idx.as_mut(),
+        val.as_mut().map(|v| v.as_mut()),
+    )?;
+    let ptr = offsets_to_usize(&off, format.base);
+    assert_eq!(ptr, plan.row_ptr);
+    let col = match &idx {
+        IndexVec::I32(v) => v.iter().map(|&x| x as usize - format.base).collect(),
+        IndexVec::I64(v) => v.iter().map(|&x| x as usize - format.base).collect(),
+    };
+    let bits = match &val {
+        None => vec![],
+        Some(ValueVec::F32(v)) => v.iter().map(|x| x.bits()).collect(),
+        Some(ValueVec::F64(v)) => v.iter().map(|x| x.bits()).collect(),
+    };
+    Ok(Out { ptr, col, bits })
+}
+
+fn expected(a: &Csr, b: &Csr, vt: ValueType, with_values: bool) -> Out {
+    let (ptr, col, bits) = match vt {
+        ValueType::Float32 => {
+            let (p, c, v) = reference::<f32>(a, b);
+            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
+        }
+        ValueType::Float64 => {
+            let (p, c, v) = reference::<f64>(a, b);
+            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
+        }
+    };
+    Out {
+        ptr,
+        col,
+        bits: if with_values { bits } else { vec![] },
+    }
+}
+
+/// Sorts each row of an unsorted result so it can be compared with the reference.
+fn sort_rows(o: &Out) -> Out {
+    let mut col = o.col.clone();
+    let mut bits = o.bits.clone();
+    for i in 0..o.ptr.len() - 1 {
+        let (s, e) = (o.ptr[i], o.ptr[i + 1]);
+        let mut pairs: Vec<(usize, u64)> = (s..e)
+            .map(|p| (o.col[p], *o.bits.get(p).unwrap_or(&0)))
+            .collect();
+        pairs.sort_unstable();
+        for (k, (c, v)) in pairs.into_iter().enumerate() {
+            col[s + k] = c;
+            if !bits.is_empty() {
+                bits[s + k] = v;
+            }
+        }
+    }
+    Out {
+        ptr: o.ptr.clone(),
+        col,
+        bits,
+    }
+}
+
+fn handle(threads: usize, alg: Algorithm, sorted: bool) -> Handle {
+    let mut h = Handle::new(threads).unwrap();
+    h.options.algorithm = alg;
+    h.options.sorted_output = sorted;
+    h
+}
+
+fn check_all_algorithms(a: &Csr, b: &Csr, what: &str) {
+    for vt in VALUE_TYPES {
+        let want = expected(a, b, vt, true);
+        for alg in ALGS {
+            for sorted in [true, false] {
+                let h = handle(2, alg, sorted);
+                let ta = typed(a, IndexType::Int32, IndexType::Int32, vt, 0, true);
+                let tb = typed(b, IndexType::Int32, IndexType::Int32, vt, 0, true);
+                let f = OutputFormat {
+                    offsets: IndexType::Int32,
+                    indices: IndexType::Int32,
+                    base: 0,
+                };
+                let got = product(&h, &ta, &tb, f, true).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let got = if sorted { got } else { sort_rows(&got) };
+                assert_eq!(got, want, "{what}: alg {alg:?} sorted {sorted} {vt:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_type_and_base_combination() {
+    let mut rng = Rng::new(1);
+    let shape = Shape {
+        nrows: 37,
+        ncols: 29,
+        max_row: 6,
+        empty_rows: 0.2,
+        duplicates: true,
+        unsorted: true,
+        zeros: 0.1,
+        ..Default::default()
+    };
+    let a = random(&mut rng, shape);
+    let b = random(
+        &mut rng,
+        Shape {
+            nrows: 29,
+            ncols: 41,
+            ..shape
+        },
+    );
+    for vt in VALUE_TYPES {
+        let want = expected(&a, &b, vt, true);
+        for ot in OFFSET_TYPES {
+            for it in INDEX_TYPES {
+                for (ab, bb) in [(0, 0), (1, 1), (0, 1), (1, 0)] {
+                    for cot in OFFSET_TYPES {
+                        for cit in INDEX_TYPES {
+                            let cb = (ab + bb + cot as usize) % 2;
+                            let h = handle(2, Algorithm::Auto, true);
+                            let ta = typed(&a, ot, it, vt, ab, true);
+                            let tb = typed(&b, ot, it, vt, bb, true);
+                            let f = OutputFormat {
+                                offsets: cot,
+                                indices: cit,
+                                base: cb,
+                            };
+                            let got = product(&h, &ta, &tb, f, true).unwrap();
+                            assert_eq!(
+                                got, want,
+                                "{ot:?} {it:?} {vt:?} bases {ab}{bb} -> C {cot:?} {cit:?} base {cb}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn random_products_all_algorithms() {
+    let mut rng = Rng::new(7);
+    for trial in 0..12 {
+        let m = rng.below(120);
+        let n = rng.below(90) + 1;
+        let k = rng.below(150) + 1;
+        let s = Shape {
+            nrows: m,
+            ncols: n,
+            max_row: rng.below(12),
+            empty_rows: 0.1,
+            duplicates: trial % 2 == 0,
+            unsorted: trial % 3 == 0,
+            zeros: 0.05,
+            ..Default::default()
+        };
+        let a = random(&mut rng, s);
+        let b = random(
+            &mut rng,
+            Shape {
+                nrows: n,
+                ncols: k,
+                ..s
+            },
+        );
+        check_all_algorithms(&a, &b, &format!("trial {trial} ({m}x{n} * {n}x{k})"));
+    }
+}
+
+#[test]
+fn adversarial_shapes() {
+    let mut rng = Rng::new(3);
+    let dims: [(usize, usize, usize); 8] = [
+        (0, 5, 7),
+        (5, 0, 7),
+        (5, 7, 0),
+        (0, 0, 0),
+        (1, 1, 1),
+        (1, 300, 1),
+        (200, 1, 200),
+        (3, 2, 1000),
+    ];
+    for (m, n, k) in dims {
+        let a = random(
+            &mut rng,
+            Shape {
+                nrows: m,
+                ncols: n,
+                max_row: 5,
+                ..Default::default()
+            },
+        );
+        let b = random(
+            &mut rng,
+            Shape {
+                nrows: n,
+                ncols: k,
+                max_row: 250,
+                duplicates: true,
+                ..Default::default()
+            },
+        );
+        check_all_algorithms(&a, &b, &format!("{m}x{n} * {n}x{k}"));
+    }
+    // All rows empty.
+    let a = random(
+        &mut rng,
+        Shape {
+            nrows: 10,
+            ncols: 10,
+            max_row: 3,
+            empty_rows: 1.0,
+            ..Default::default()
+        },
+    );
+    let b = random(
+        &mut rng,
+        Shape {
+            nrows: 10,
+            ncols: 10,
+            max_row: 3,
+            ..Default::default()
+        },
+    );
+    check_all_algorithms(&a, &b, "empty A");
+    check_all_algorithms(&b, &a, "empty B");
+}
+
+#[test]
+fn duplicates_cancellation_nan_inf() {
+    let mut rng = Rng::new(11);
+    let s = Shape {
+        nrows: 60,
+        ncols: 40,
+        max_row: 10,
+        duplicates: true,
+        unsorted: true,
+        zeros: 0.2,
+        integer_values: true,
+        ..Default::default()
+    };
+    let a = random(&mut rng, s);
+    let b = random(
+        &mut rng,
+        Shape {
+            nrows: 40,
+            ncols: 50,
+            ..s
+        },
+    );
+    check_all_algorithms(&a, &b, "integers with cancellation");
+    // Entries that cancel to exactly zero stay in the structure.
+    let (_, _, v) = reference::<f64>(&a, &b);
+    assert!(v.contains(&0.0), "test data should produce cancellations");
+    let a = random(
+        &mut rng,
+        Shape {
+            non_finite: true,
+            ..s
+        },
+    );
+    check_all_algorithms(&a, &b, "NaN and Inf");
+    // A row with one column repeated many times.
+    let a = Csr {
+        nrows: 1,
+        ncols: 3,
+        ptr: vec![0, 5],
+        col: vec![2, 2, 0, 2, 0],
+        val: vec![1.0, 2.0, 3.0, -3.0, 0.5],
+    };
+    let b = Csr {
+        nrows: 3,
+        ncols: 2,
+        ptr: vec![0, 2, 2, 4],
+        col: vec![1, 1, 0, 1],
+        val: vec![1.0, 1.0, 2.0, 4.0],
+    };
+    check_all_algorithms(&a, &b, "repeated column");
+}
+
+#[test]
+fn bitwise_identical_across_thread_counts() {
+    let mut rng = Rng::new(5);
+    let s = Shape {
+        nrows: 3000,
+        ncols: 2000,
+        max_row: 20,
+        empty_rows: 0.05,
+        duplicates: true,
+        unsorted: true,
+        ..Default::default()
+    };
+    let a = random(&mut rng, s);
+    let b = random(
+        &mut rng,
+        Shape {
+            nrows: 2000,
+            ncols: 2500,
+            ..s
+        },
+    );
+    let f = OutputFormat {
+        offsets: IndexType::Int64,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    for alg in ALGS {
+        for sorted in [true, false] {
+            let runs: Vec<Out> = [1, 2, 3, 4, 7]
+                .iter()
+                .map(|&t| {
+                    let h = handle(t, alg, sorted);
+                    let ta = typed(
+                        &a,
+                        IndexType::Int32,
+                        IndexType::Int32,
+                        ValueType::Float64,
+                        0,
+                        true,
+                    );
+                    let tb = typed(
+                        &b,
+                        IndexType::Int32,
+                        IndexType::Int32,
+                        ValueType::Float64,
+                        0,
+                        true,
+                    );
+                    product(&h, &ta, &tb, f, true).unwrap()
+                })
+                .collect();
+            for r in &runs[1..] {
+                assert_eq!(r, &runs[0], "alg {alg:?} sorted {sorted}");
+            }
+        }
+    }
+}
+
+#[test]
+fn structure_only_and_pattern_inputs() {
+    let mut rng = Rng::new(9);
+    let s = Shape {
+        nrows: 50,
+        ncols: 50,
+        max_row: 8,
+        duplicates: true,
+        ..Default::default()
+    };
+    let a = random(&mut rng, s);
+    let b = random(&mut rng, s);
+    let want = expected(&a, &b, ValueType::Float64, false);
+    for alg in ALGS {
+        let h = handle(2, alg, true);
+        let ta = typed(
+            &a,
+            IndexType::Int64,
+            IndexType::Int64,
+            ValueType::Float64,
+            1,
+            false,
+        );
+        let tb = typed(
+            &b,
+            IndexType::Int64,
+            IndexType::Int64,
+            ValueType::Float64,
+            1,
+            false,
+        );
+        let f = OutputFormat {
+            offsets: IndexType::Int64,
+            indices: IndexType::Int64,
+            base: 1,
+        };
+        assert_eq!(product(&h, &ta, &tb, f, false).unwrap(), want);
+        // Asking for values from pattern-only inputs is an error, not garbage.
+        let e = product(&h, &ta, &tb, f, true).unwrap_err();
+        assert_eq!(e.status, Status::InvalidValue);
+    }
+}
+
+#[test]
+fn reuse_with_new_values() {
+    let mut rng = Rng::new(13);
+    let s = Shape {
+        nrows: 200,
+        ncols: 200,
+        max_row: 9,
+        unsorted: true,
+        ..Default::default()
+    };
+    let mut a = random(&mut rng, s);
+    let mut b = random(&mut rng, s);
+    let f = OutputFormat {
+        offsets: IndexType::Int32,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    for alg in ALGS {
+        let h = handle(2, alg, true);
+        let plan = {
+            let ta = typed(
+                &a,
+                IndexType::Int32,
+                IndexType::Int32,
+                ValueType::Float64,
+                0,
+                true,
+            );
+            let tb = typed(
+                &b,
+                IndexType::Int32,
+                IndexType::Int32,
+                ValueType::Float64,
+                0,
+                true,
+            );
+            exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap()
+        };
+        for round in 0..4 {
+            for v in a.val.iter_mut() {
+                *v = rng.unit() - 0.5;
+            }
+            if round % 2 == 1 {
+                for v in b.val.iter_mut() {
+                    *v = rng.unit() * 3.0;
+                }
+            }
+            let ta = typed(
+                &a,
+                IndexType::Int32,
+                IndexType::Int32,
+                ValueType::Float64,
+                0,
+                true,
+            );
+            let tb = typed(
+                &b,
+                IndexType::Int32,
+                IndexType::Int32,
+                ValueType::Float64,
+                0,
+                true,
+            );
+            let mut idx = IndexVec::zeroed(IndexType::Int32, plan.nnz()).unwrap();
+            let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+            exec::numeric(
+                &h,
+                &plan,
+                &ta.any(),
+                &tb.any(),
+                idx.as_mut(),
+                Some(val.as_mut()),
+            )
+            .unwrap();
+            let (_, rc, rv) = reference::<f64>(&a, &b);
+            let IndexVec::I32(ci) = &idx else {
+                unreachable!()
+            };
+            let ValueVec::F64(cv) = &val else {
+                unreachable!()
+            };
+            assert_eq!(ci.iter().map(|&x| x as usize).collect::<Vec<_>>(), rc);
+            assert_eq!(
+                cv.iter().map(|x| x.bits()).collect::<Vec<_>>(),
+                rv.iter().map(|x| x.bits()).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+#[test]
+fn numeric_detects_changed_structure() {
+    let mut rng = Rng::new(17);
+    let s = Shape {
+        nrows: 40,
+        ncols: 40,
+        max_row: 5,
+        ..Default::default()
+    };
+    let a = random(&mut rng, s);
+    let b = random(&mut rng, s);
+    let h = handle(2, Algorithm::Auto, true);
+    let f = OutputFormat {
+        offsets: IndexType::Int32,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    let ta = typed(
+        &a,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let tb = typed(
+        &b,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+    // Same nnz, one column index moved: the digest catches it.
+    let mut a2 = a.clone();
+    let p = a2.col.iter().position(|_| true).expect("non-empty");
+    a2.col[p] = (a2.col[p] + 1) % a2.ncols;
+    let ta2 = typed(
+        &a2,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let mut idx = IndexVec::zeroed(IndexType::Int32, plan.nnz()).unwrap();
+    let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+    let e = exec::numeric(
+        &h,
+        &plan,
+        &ta2.any(),
+        &tb.any(),
+        idx.as_mut(),
+        Some(val.as_mut()),
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::PlanMismatch, "{e}");
+    // Different types than the plan.
+    let ta64 = typed(
+        &a,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let tb64 = typed(
+        &b,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let e = exec::numeric(
+        &h,
+        &plan,
+        &ta64.any(),
+        &tb64.any(),
+        idx.as_mut(),
+        Some(val.as_mut()),
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::TypeMismatch, "{e}");
+    // Different shape (B transposed role): A*A with a plan for A*B of other nnz.
+    let e = exec::numeric(
+        &h,
+        &plan,
+        &ta.any(),
+        &ta.any(),
+        idx.as_mut(),
+        Some(val.as_mut()),
+    );
+    if a.col.len() != b.col.len() {
+        assert_eq!(e.unwrap_err().status, Status::PlanMismatch);
+    }
+}
+
+#[test]
+fn invalid_inputs_are_reported() {
+    let h = handle(2, Algorithm::Auto, true);
+    let f = OutputFormat {
+        offsets: IndexType::Int32,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    let good = Csr {
+        nrows: 2,
+        ncols: 3,
+        ptr: vec![0, 2, 3],
+        col: vec![0, 2, 1],
+        val: vec![1.0, 2.0, 3.0],
+    };
+    let b = Csr {
+        nrows: 3,
+        ncols: 2,
+        ptr: vec![0, 1, 2, 3],
+        col: vec![0, 1, 1],
+        val: vec![1.0, 1.0, 1.0],
+    };
+    let tb = typed(
+        &b,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let run = |a: &Csr| {
+        let ta = typed(
+            a,
+            IndexType::Int32,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        );
+        exec::symbolic(&h, &ta.any(), &tb.any(), f).map(|_| ())
+    };
+    assert!(run(&good).is_ok());
+    // Decreasing offsets.
+    let bad = Csr {
+        ptr: vec![0, 3, 2],
+        col: vec![0, 2],
+        val: vec![1.0, 2.0],
+        ..good.clone()
+    };
+    let e = run(&Csr {
+        ptr: vec![0, 3, 3],
+        col: vec![0, 2, 1],
+        ..good.clone()
+    });
+    assert!(e.is_ok());
+    let e = run(&bad).unwrap_err();
+    assert_eq!(e.status, Status::InvalidStructure, "{e}");
+    // Column out of range, named with position and row.
+    let e = run(&Csr {
+        col: vec![0, 2, 3],
+        ..good.clone()
+    })
+    .unwrap_err();
+    assert_eq!(e.status, Status::IndexOutOfRange);
+    assert!(
+        e.message.contains("position 2") && e.message.contains("row 1"),
+        "{e}"
+    );
+    // Dimension mismatch.
+    let e = run(&Csr {
+        ncols: 4,
+        ..good.clone()
+    })
+    .unwrap_err();
+    assert_eq!(e.status, Status::DimensionMismatch);
+    // Type mismatch between A and B.
+    let ta = typed(
+        &good,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let e = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap_err();
+    assert_eq!(e.status, Status::TypeMismatch);
+    // Negative column index with 1-based input (0 is below the base).
+    let ta = typed(
+        &good,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        1,
+        true,
+    );
+    let mut t = ta;
+    if let Off::I32(o) = &mut t.off {
+        o[0] = 0;
+    }
+    let e = exec::symbolic(&h, &t.any(), &tb.any(), f).unwrap_err();
+    assert_eq!(e.status, Status::InvalidStructure, "{e}");
+}
+
+#[test]
+fn column_index_overflow_of_output_type() {
+    // B has more columns than int32 can address: C with int32 indices is refused up front.
+    let h = handle(1, Algorithm::Auto, true);
+    let a = Csr {
+        nrows: 1,
+        ncols: 1,
+        ptr: vec![0, 1],
+        col: vec![0],
+        val: vec![1.0],
+    };
+    let k = (i32::MAX as usize) + 10;
+    let b = Csr {
+        nrows: 1,
+        ncols: k,
+        ptr: vec![0, 1],
+        col: vec![k - 1],
+        val: vec![2.0],
+    };
+    let ta = typed(
+        &a,
+        IndexType::Int64,
+        IndexType::Int64,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let tb = typed(
+        &b,
+        IndexType::Int64,
+        IndexType::Int64,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let f32_ = OutputFormat {
+        offsets: IndexType::Int64,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    assert_eq!(
+        exec::symbolic(&h, &ta.any(), &tb.any(), f32_)
+            .unwrap_err()
+            .status,
+        Status::IndexOverflow
+    );
+    // With int64 indices it works (and the auto selector avoids a dense accumulator of k).
+    let f64_ = OutputFormat {
+        offsets: IndexType::Int64,
+        indices: IndexType::Int64,
+        base: 0,
+    };
+    let got = product(&h, &ta, &tb, f64_, true).unwrap();
+    assert_eq!(got.col, vec![k - 1]);
+    // int32 input indices cannot describe that many columns.
+    let tb32 = typed(
+        &b,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let ta32 = typed(
+        &a,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    assert_eq!(
+        exec::symbolic(&h, &ta32.any(), &tb32.any(), f64_)
+            .unwrap_err()
+            .status,
+        Status::IndexOverflow
+    );
+}
+
+#[test]
+fn nnz_overflow_of_int32_offsets_is_caught_before_writing() {
+    // C = u * v^T with u of 46341 ones and v of 46341 ones: nnz(C) = 46341^2 > 2^31 - 1.
+    let n = 46_341usize;
+    let a = Csr {
+        nrows: n,
+        ncols: 1,
+        ptr: (0..=n).collect(),
+        col: vec![0; n],
+        val: vec![1.0; n],
+    };
+    let b = Csr {
+        nrows: 1,
+        ncols: n,
+        ptr: vec![0, n],
+        col: (0..n).collect(),
+        val: vec![1.0; n],
+    };
+    let h = handle(2, Algorithm::Auto, true);
+    let ta = typed(
+        &a,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float32,
+        0,
+        true,
+    );
+    let tb = typed(
+        &b,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float32,
+        0,
+        true,
+    );
+    let f = OutputFormat {
+        offsets: IndexType::Int32,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    let e = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap_err();
+    assert_eq!(e.status, Status::IndexOverflow, "{e}");
+    let f = OutputFormat {
+        offsets: IndexType::Int64,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+    assert_eq!(plan.nnz(), n * n);
+}
+
+#[test]
+fn allocation_failure_is_an_error() {
+    let e = spgemm::alloc::try_filled(usize::MAX / 4, 0u64, "test").unwrap_err();
+    assert_eq!(e.status, Status::AllocFailed);
+    let e = spgemm::alloc::try_with_capacity::<u64>(1usize << 50, "test").unwrap_err();
+    assert_eq!(e.status, Status::AllocFailed);
+}
