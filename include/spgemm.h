@@ -65,31 +65,46 @@ typedef int32_t spgemm_index_base_t;
 
 
 
+// The call succeeded.
+#define SPGEMM_STATUS_SUCCESS 0
 
+// A required pointer argument was NULL.
+#define SPGEMM_STATUS_NULL_POINTER 1
 
+// An argument had an invalid value (negative size, unknown enum code, misaligned array,
+// wrong array length, missing values).
+#define SPGEMM_STATUS_INVALID_VALUE 2
 
+// The number of columns of A differs from the number of rows of B.
+#define SPGEMM_STATUS_DIMENSION_MISMATCH 3
 
+// Row offsets do not start at the index base, decrease, or disagree with the entry count.
+#define SPGEMM_STATUS_INVALID_STRUCTURE 4
 
+// A column index lies outside [base, base + ncols).
+#define SPGEMM_STATUS_INDEX_OUT_OF_RANGE 5
 
+// A size, nnz(C) or a column index does not fit the requested integer type (for example
+// nnz(C) > 2^31 - 1 with int32 row offsets). Detected before anything is written.
+#define SPGEMM_STATUS_INDEX_OVERFLOW 6
 
+// A and B have different index or value types, or a call's types differ from the plan's.
+#define SPGEMM_STATUS_TYPE_MISMATCH 7
 
+// The matrices given to a numeric call differ in shape or structure from the plan's.
+#define SPGEMM_STATUS_PLAN_MISMATCH 8
 
+// Memory could not be allocated (the request may exceed the machine's memory).
+#define SPGEMM_STATUS_ALLOC_FAILED 9
 
+// The requested combination is not supported.
+#define SPGEMM_STATUS_NOT_SUPPORTED 10
 
+// No usable GPU device.
+#define SPGEMM_STATUS_NO_DEVICE 11
 
-
-
-
-
-
-
-
-
-
-
-
-
-
+// Internal error: a bug in libspgemm (the message says where). Please report it.
+#define SPGEMM_STATUS_INTERNAL 12
 
 // 32-bit signed integers (`int32_t`, Fortran default `integer`).
 #define SPGEMM_INDEX_INT32 0

@@ -27,33 +27,33 @@ pub type spgemm_index_base_t = i32;
 pub type spgemm_algorithm_t = i32;
 
 /// The call succeeded.
-pub const SPGEMM_STATUS_SUCCESS: spgemm_status_t = Status::Success as i32;
+pub const SPGEMM_STATUS_SUCCESS: spgemm_status_t = 0;
 /// A required pointer argument was NULL.
-pub const SPGEMM_STATUS_NULL_POINTER: spgemm_status_t = Status::NullPointer as i32;
+pub const SPGEMM_STATUS_NULL_POINTER: spgemm_status_t = 1;
 /// An argument had an invalid value (negative size, unknown enum code, misaligned array,
 /// wrong array length, missing values).
-pub const SPGEMM_STATUS_INVALID_VALUE: spgemm_status_t = Status::InvalidValue as i32;
+pub const SPGEMM_STATUS_INVALID_VALUE: spgemm_status_t = 2;
 /// The number of columns of A differs from the number of rows of B.
-pub const SPGEMM_STATUS_DIMENSION_MISMATCH: spgemm_status_t = Status::DimensionMismatch as i32;
+pub const SPGEMM_STATUS_DIMENSION_MISMATCH: spgemm_status_t = 3;
 /// Row offsets do not start at the index base, decrease, or disagree with the entry count.
-pub const SPGEMM_STATUS_INVALID_STRUCTURE: spgemm_status_t = Status::InvalidStructure as i32;
+pub const SPGEMM_STATUS_INVALID_STRUCTURE: spgemm_status_t = 4;
 /// A column index lies outside [base, base + ncols).
-pub const SPGEMM_STATUS_INDEX_OUT_OF_RANGE: spgemm_status_t = Status::IndexOutOfRange as i32;
+pub const SPGEMM_STATUS_INDEX_OUT_OF_RANGE: spgemm_status_t = 5;
 /// A size, nnz(C) or a column index does not fit the requested integer type (for example
 /// nnz(C) > 2^31 - 1 with int32 row offsets). Detected before anything is written.
-pub const SPGEMM_STATUS_INDEX_OVERFLOW: spgemm_status_t = Status::IndexOverflow as i32;
+pub const SPGEMM_STATUS_INDEX_OVERFLOW: spgemm_status_t = 6;
 /// A and B have different index or value types, or a call's types differ from the plan's.
-pub const SPGEMM_STATUS_TYPE_MISMATCH: spgemm_status_t = Status::TypeMismatch as i32;
+pub const SPGEMM_STATUS_TYPE_MISMATCH: spgemm_status_t = 7;
 /// The matrices given to a numeric call differ in shape or structure from the plan's.
-pub const SPGEMM_STATUS_PLAN_MISMATCH: spgemm_status_t = Status::PlanMismatch as i32;
+pub const SPGEMM_STATUS_PLAN_MISMATCH: spgemm_status_t = 8;
 /// Memory could not be allocated (the request may exceed the machine's memory).
-pub const SPGEMM_STATUS_ALLOC_FAILED: spgemm_status_t = Status::AllocFailed as i32;
+pub const SPGEMM_STATUS_ALLOC_FAILED: spgemm_status_t = 9;
 /// The requested combination is not supported.
-pub const SPGEMM_STATUS_NOT_SUPPORTED: spgemm_status_t = Status::NotSupported as i32;
+pub const SPGEMM_STATUS_NOT_SUPPORTED: spgemm_status_t = 10;
 /// No usable GPU device.
-pub const SPGEMM_STATUS_NO_DEVICE: spgemm_status_t = Status::NoDevice as i32;
+pub const SPGEMM_STATUS_NO_DEVICE: spgemm_status_t = 11;
 /// Internal error: a bug in libspgemm (the message says where). Please report it.
-pub const SPGEMM_STATUS_INTERNAL: spgemm_status_t = Status::Internal as i32;
+pub const SPGEMM_STATUS_INTERNAL: spgemm_status_t = 12;
 
 /// 32-bit signed integers (`int32_t`, Fortran default `integer`).
 pub const SPGEMM_INDEX_INT32: spgemm_index_type_t = 0;
@@ -123,4 +123,32 @@ pub unsafe extern "C" fn spgemm_version(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_constants_match_the_typed_codes() {
+        let pairs = [
+            (SPGEMM_STATUS_SUCCESS, Status::Success),
+            (SPGEMM_STATUS_NULL_POINTER, Status::NullPointer),
+            (SPGEMM_STATUS_INVALID_VALUE, Status::InvalidValue),
+            (SPGEMM_STATUS_DIMENSION_MISMATCH, Status::DimensionMismatch),
+            (SPGEMM_STATUS_INVALID_STRUCTURE, Status::InvalidStructure),
+            (SPGEMM_STATUS_INDEX_OUT_OF_RANGE, Status::IndexOutOfRange),
+            (SPGEMM_STATUS_INDEX_OVERFLOW, Status::IndexOverflow),
+            (SPGEMM_STATUS_TYPE_MISMATCH, Status::TypeMismatch),
+            (SPGEMM_STATUS_PLAN_MISMATCH, Status::PlanMismatch),
+            (SPGEMM_STATUS_ALLOC_FAILED, Status::AllocFailed),
+            (SPGEMM_STATUS_NOT_SUPPORTED, Status::NotSupported),
+            (SPGEMM_STATUS_NO_DEVICE, Status::NoDevice),
+            (SPGEMM_STATUS_INTERNAL, Status::Internal),
+        ];
+        assert_eq!(pairs.len(), Status::ALL.len());
+        for (code, status) in pairs {
+            assert_eq!(code, status as i32);
+        }
+    }
 }
