@@ -5,7 +5,7 @@
 !
 ! Build (after `make install PREFIX=$HOME/opt/spgemm`):
 !   export PKG_CONFIG_PATH=$HOME/opt/spgemm/lib/pkgconfig
-!   gfortran -c $(pkg-config --variable=fmoddir spgemm)/spgemm.f90
+!   gfortran -c $(pkg-config --variable=fortran_module spgemm)
 !   gfortran quickstart.f90 spgemm.o $(pkg-config --libs spgemm) \
 !     -Wl,-rpath,$(pkg-config --variable=libdir spgemm) -o quickstart
 program quickstart
