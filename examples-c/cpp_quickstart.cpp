@@ -68,6 +68,31 @@ int main() {
         std::printf("cpp_quickstart: C = A*B has %lld entries, matches the dense product\n",
                     static_cast<long long>(plan.nnz()));
 
+        // One-call product into library-owned arrays (int64 offsets and indices), read back
+        // with their types checked; A's values back to those of the last numeric phase.
+        for (double &x : a_v) x *= 0.5;
+        auto c1 = spgemm::matrix::multiply<std::int64_t, std::int64_t>(h, a, b);
+        const std::int64_t *c1_rp = nullptr, *c1_ci = nullptr;
+        const double *c1_v = nullptr;
+        c1.arrays(&c1_rp, &c1_ci, &c1_v);
+        if (dense(3, 2, c1_rp, c1_ci, c1_v) != dense(3, 2, c_rp.data(), c_ci.data(), c_v.data())) {
+            std::fprintf(stderr, "cpp_quickstart: one-call product differs from the two-phase one\n");
+            return 1;
+        }
+
+        // Structure-only product of pattern matrices (no values): same structure as C.
+        auto ap = spgemm::matrix::csr_pattern(3, 4, a_rp.data(), a_ci.data());
+        auto bp = spgemm::matrix::csr_pattern(4, 2, b_rp.data(), b_ci.data());
+        std::vector<std::int64_t> s_rp(4);
+        auto sp = spgemm::plan::symbolic<std::int32_t>(h, ap, bp, s_rp.data());
+        std::vector<std::int32_t> s_ci(static_cast<std::size_t>(sp.nnz()));
+        sp.numeric_structure(h, ap, bp, s_ci.data());
+        if (s_rp != c_rp || s_ci != c_ci) {
+            std::fprintf(stderr, "cpp_quickstart: structure-only product differs\n");
+            return 1;
+        }
+        std::printf("cpp_quickstart: one-call and structure-only products agree\n");
+
         // Errors become exceptions with the library's message: B has 4 rows, not 3.
         try {
             auto wrong = spgemm::matrix::csr(3, 2, a_rp.data(), a_ci.data(), a_v.data());
