@@ -5,12 +5,13 @@
  *
  * Failures print file:line and the failing expression, and (for status checks) the
  * library's status string and last error message, then the test goes on so that one run
- * shows every failure.
+ * shows every failure. With FFI_TESTS_VERBOSE set, every checked error message is printed.
  */
 #ifndef FFI_TESTS_CHECK_H
 #define FFI_TESTS_CHECK_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "spgemm.h"
@@ -83,6 +84,7 @@ static inline void check_err_impl(spgemm_status_t got, spgemm_status_t want,
     const char *msg;
     if (!check_status_impl(got, want, h, expr, file, line)) return;
     msg = spgemm_last_error(h);
+    if (getenv("FFI_TESTS_VERBOSE") != NULL) fprintf(stderr, "  %s:%d: \"%s\"\n", file, line, msg);
     if (!check_impl(msg != NULL && msg[0] != '\0', "last error is non-empty", file, line)) {
         return;
     }

@@ -644,6 +644,29 @@ static void test_ncols_overflow(spgemm_handle_t *h) {
         }
         spgemm_plan_destroy(plan);
     }
+    /* the dense accumulator cannot index 2^32 or more columns: NOT_SUPPORTED when forced */
+    {
+        const int64_t big = (int64_t)1 << 32; /* k = 2^32 + 3 */
+        const int64_t c_rp[] = {0, 2, 3}, c_ci[] = {5, big + 2, big};
+        spgemm_matrix_t *W = NULL;
+        int64_t nnz = -1;
+        CHECK_OK(NULL, spgemm_matrix_create_csr(&W, 2, big + 3, SPGEMM_INDEX_INT64, c_rp,
+                                                SPGEMM_INDEX_INT64, c_ci, SPGEMM_VALUE_FLOAT64,
+                                                b_v, 0));
+        CHECK_OK(h, spgemm_set_algorithm(h, SPGEMM_ALG_KKDENSE));
+        CHECK_ERR(h, spgemm_symbolic(h, A, W, SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT64, 0, NULL,
+                                     &plan),
+                  SPGEMM_STATUS_NOT_SUPPORTED, WORDS("4294967299"));
+        CHECK(plan == NULL);
+        CHECK_OK(h, spgemm_set_algorithm(h, SPGEMM_ALG_AUTO));
+        if (CHECK_OK(h, spgemm_symbolic(h, A, W, SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT64, 0, NULL,
+                                        &plan))) {
+            CHECK_OK(NULL, spgemm_plan_get_nnz(plan, &nnz));
+            CHECK(nnz == 4);
+        }
+        spgemm_plan_destroy(plan);
+        spgemm_matrix_destroy(W);
+    }
     spgemm_matrix_destroy(A);
     spgemm_matrix_destroy(B);
 }
