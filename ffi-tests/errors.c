@@ -549,8 +549,7 @@ static void test_numeric_errors(spgemm_handle_t *h) {
 /*
  * 32-bit overflow of C's row offsets: C = u*v^T with u, v of 46341 ones has
  * 46341^2 = 2147488281 > 2^31 - 1 entries. With int32 offsets symbolic fails with
- * INDEX_OVERFLOW and leaves the caller's row offsets untouched; with int64 offsets the
- * count is exact.
+ * INDEX_OVERFLOW and leaves the caller's row offsets untouched.
  */
 static void test_nnz_overflow(spgemm_handle_t *h) {
     const int32_t n = 46341;
@@ -580,19 +579,6 @@ static void test_nnz_overflow(spgemm_handle_t *h) {
     CHECK_ERR(h, spgemm_multiply(h, U, VT, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, &C),
               SPGEMM_STATUS_INDEX_OVERFLOW, WORDS("C", "int32", "2147488281"));
     CHECK(C == NULL);
-    /* int64 offsets: symbolic succeeds and counts every entry */
-    {
-        int64_t *crp64 = (int64_t *)xmalloc(((size_t)n + 1) * sizeof(int64_t));
-        int64_t nnz = -1;
-        if (CHECK_OK(h, spgemm_symbolic(h, U, VT, SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT32, 0,
-                                        crp64, &plan))) {
-            CHECK_OK(NULL, spgemm_plan_get_nnz(plan, &nnz));
-            CHECK(nnz == (int64_t)n * n);
-            CHECK(crp64[n] == (int64_t)n * n && crp64[1] == n);
-        }
-        spgemm_plan_destroy(plan);
-        free(crp64);
-    }
     spgemm_matrix_destroy(U);
     spgemm_matrix_destroy(VT);
     free(u_rp);
@@ -671,6 +657,94 @@ static void test_ncols_overflow(spgemm_handle_t *h) {
     spgemm_matrix_destroy(B);
 }
 
+/*
+ * The exact int32 limit: nnz(C) = 46340 * 46341 + 41707 = 2^31 - 1. With base 0 the last
+ * row offset is INT32_MAX and fits; with base 1 it would be 2^31: INDEX_OVERFLOW, and the
+ * caller's row offsets are untouched.
+ */
+static void test_nnz_at_int32_limit(spgemm_handle_t *h) {
+    const int32_t p = 46340, q = 46341, r = 41707, m = p + 1;
+    int32_t *a_rp = (int32_t *)xmalloc(((size_t)m + 1) * sizeof(int32_t));
+    int32_t *a_ci = (int32_t *)xmalloc((size_t)m * sizeof(int32_t));
+    int32_t b_rp[3] = {0, q, q + r};
+    int32_t *b_ci = (int32_t *)xmalloc(((size_t)q + (size_t)r) * sizeof(int32_t));
+    int32_t *crp = (int32_t *)xmalloc(((size_t)m + 1) * sizeof(int32_t));
+    spgemm_matrix_t *A = NULL, *B = NULL;
+    spgemm_plan_t *plan = NULL;
+    int64_t nnz = -1;
+    int32_t i;
+    int untouched = 1;
+    for (i = 0; i <= m; i++) a_rp[i] = i;
+    for (i = 0; i < m; i++) a_ci[i] = i < p ? 0 : 1; /* rows 0..p-1: B row 0; row p: B row 1 */
+    for (i = 0; i < q; i++) b_ci[i] = i;
+    for (i = 0; i < r; i++) b_ci[q + i] = i;
+    A = make32(m, 2, a_rp, a_ci, NULL, 0);
+    B = make32(2, q, b_rp, b_ci, NULL, 0);
+    if (CHECK_OK(h, spgemm_symbolic(h, A, B, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, crp,
+                                    &plan))) {
+        CHECK_OK(NULL, spgemm_plan_get_nnz(plan, &nnz));
+        CHECK(nnz == INT32_MAX);
+        CHECK(crp[0] == 0 && crp[1] == q && crp[p] == (int32_t)((int64_t)p * q) &&
+              crp[m] == INT32_MAX);
+    }
+    spgemm_plan_destroy(plan);
+    plan = NULL;
+    for (i = 0; i <= m; i++) crp[i] = 0x5eed;
+    CHECK_ERR(h, spgemm_symbolic(h, A, B, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 1, crp, &plan),
+              SPGEMM_STATUS_INDEX_OVERFLOW, WORDS("C", "int32", "2147483647"));
+    for (i = 0; i <= m; i++) untouched &= crp[i] == 0x5eed;
+    CHECK(untouched);
+    CHECK(plan == NULL);
+    spgemm_matrix_destroy(A);
+    spgemm_matrix_destroy(B);
+    free(a_rp);
+    free(a_ci);
+    free(b_ci);
+    free(crp);
+}
+
+/*
+ * Column indices of C at the int32 limit: with k = 2^31 - 1 columns (base 0 or 1) and with
+ * k = 2^31 and base 0 the largest index fits; k = 2^31 with base 1 needs index 2^31.
+ */
+static void test_ncols_at_int32_limit(spgemm_handle_t *h) {
+    const int64_t one_rp[] = {0, 1}, zero_ci[] = {0};
+    const double one[] = {1.0};
+    int64_t k;
+    int base;
+    for (base = 0; base <= 1; base++)
+        for (k = INT32_MAX; k <= (int64_t)INT32_MAX + 1; k++) {
+            const int64_t last_ci[] = {k - 1};
+            spgemm_matrix_t *X = NULL, *Y = NULL;
+            spgemm_plan_t *plan = NULL;
+            int32_t rp[2] = {-1, -1}, ci[1] = {-1};
+            double cv[1] = {0};
+            int fits = base == 0 || k <= INT32_MAX;
+            CHECK_OK(NULL, spgemm_matrix_create_csr(&X, 1, 1, SPGEMM_INDEX_INT64, one_rp,
+                                                    SPGEMM_INDEX_INT64, zero_ci,
+                                                    SPGEMM_VALUE_FLOAT64, one, 0));
+            CHECK_OK(NULL, spgemm_matrix_create_csr(&Y, 1, k, SPGEMM_INDEX_INT64, one_rp,
+                                                    SPGEMM_INDEX_INT64, last_ci,
+                                                    SPGEMM_VALUE_FLOAT64, one, 0));
+            if (fits) {
+                if (CHECK_OK(h, spgemm_symbolic(h, X, Y, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32,
+                                                base, rp, &plan)) &&
+                    CHECK_OK(h, spgemm_numeric(h, plan, X, Y, ci, cv))) {
+                    CHECK(rp[0] == base && rp[1] == base + 1);
+                    CHECK((int64_t)ci[0] == k - 1 + base && cv[0] == 1.0);
+                }
+            } else {
+                CHECK_ERR(h, spgemm_symbolic(h, X, Y, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32,
+                                             base, rp, &plan),
+                          SPGEMM_STATUS_INDEX_OVERFLOW, WORDS("C", "int32", "2147483648"));
+                CHECK(rp[0] == -1 && rp[1] == -1 && plan == NULL);
+            }
+            spgemm_plan_destroy(plan);
+            spgemm_matrix_destroy(X);
+            spgemm_matrix_destroy(Y);
+        }
+}
+
 int main(void) {
     spgemm_handle_t *h = NULL;
     test_status_strings();
@@ -683,7 +757,9 @@ int main(void) {
     test_symbolic_multiply_args(h);
     test_numeric_errors(h);
     test_ncols_overflow(h);
+    test_ncols_at_int32_limit(h);
     test_nnz_overflow(h);
+    test_nnz_at_int32_limit(h);
     spgemm_destroy(h);
     return check_report();
 }
