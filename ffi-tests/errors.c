@@ -296,6 +296,40 @@ static void test_structure_errors(spgemm_handle_t *h) {
         }
         spgemm_matrix_destroy(X);
     }
+    {
+        /* negative offset in 64-bit offsets (row 0 decreases to -5) */
+        const int64_t rp_neg[] = {0, -5, 4, 4}, ci64[] = {0, 2, 1, 3};
+        X = NULL;
+        CHECK_OK(NULL, spgemm_matrix_create_csr(&X, 3, 4, SPGEMM_INDEX_INT64, rp_neg,
+                                                SPGEMM_INDEX_INT64, ci64, SPGEMM_VALUE_FLOAT64,
+                                                A_V, 0));
+        const int64_t b_rp64[] = {0, 2, 3, 4, 5}, b_ci64[] = {0, 1, 1, 0, 1};
+        spgemm_matrix_t *B64 = NULL;
+        CHECK_OK(NULL, spgemm_matrix_create_csr(&B64, 4, 2, SPGEMM_INDEX_INT64, b_rp64,
+                                                SPGEMM_INDEX_INT64, b_ci64, SPGEMM_VALUE_FLOAT64,
+                                                B_V, 0));
+        check_structure_error(h, X, B64, SPGEMM_STATUS_INVALID_STRUCTURE,
+                              WORDS("A", "row_offsets", "0", "-5"), "A offset -5 at row 1");
+        spgemm_matrix_destroy(X);
+        spgemm_matrix_destroy(B64);
+    }
+    {
+        /* size_t offsets whose last entry is SIZE_MAX: nnz cannot be addressed */
+        const size_t rp_huge[] = {0, 0, 0, SIZE_MAX};
+        const size_t b_rp_sz[] = {0, 2, 3, 4, 5};
+        spgemm_matrix_t *BS = NULL;
+        X = NULL;
+        CHECK_OK(NULL, spgemm_matrix_create_csr(&X, 3, 4, SPGEMM_INDEX_SIZE_T, rp_huge,
+                                                SPGEMM_INDEX_INT32, A_CI, SPGEMM_VALUE_FLOAT64,
+                                                A_V, 0));
+        CHECK_OK(NULL, spgemm_matrix_create_csr(&BS, 4, 2, SPGEMM_INDEX_SIZE_T, b_rp_sz,
+                                                SPGEMM_INDEX_INT32, B_CI, SPGEMM_VALUE_FLOAT64,
+                                                B_V, 0));
+        check_structure_error(h, X, BS, SPGEMM_STATUS_INDEX_OVERFLOW,
+                              WORDS("A", "col_indices"), "A with SIZE_MAX entries");
+        spgemm_matrix_destroy(X);
+        spgemm_matrix_destroy(BS);
+    }
     /* dimension mismatch: A is 3x4, B is 2x2 (its first two rows) */
     X = make32(2, 2, B_RP, B_CI, B_V, 0);
     check_structure_error(h, A, X, SPGEMM_STATUS_DIMENSION_MISMATCH, WORDS("A", "B", "4", "2"),
