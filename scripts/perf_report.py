@@ -70,6 +70,18 @@ def mark(r):
     return "†" if r is not None and noisy(r) else ""
 
 
+def load_of(r):
+    """Average number of foreign CPUs busy during the call (None if not recorded)."""
+    if not r or not r.get("call_wall_s") or r.get("foreign_cpu_s") is None:
+        return None
+    return r["foreign_cpu_s"] / r["call_wall_s"]
+
+
+def fmt_load(r):
+    x = load_of(r)
+    return "–" if x is None else f"{x:.1f}"
+
+
 def cfg_key(r):
     return (r["lib"], r["alg"], r.get("threads"), r.get("sort_requested"))
 
@@ -210,8 +222,8 @@ def main():
     p("")
     p("| product | no reuse: auto (unsorted) vs best peer | reuse: auto vs best peer reuse | sorted: auto sorted vs MKL "
       "sp2m+order | peak RSS auto / MKL sp2m | scaling 1T/{t}T (auto, 1T > 20 ms) | auto / best single alg (unsorted, sorted) "
-      "| nnzC & sumabsC agree with MKL |".replace("{t}", str(threads)))
-    p("|---|---|---|---|---|---|---|---|")
+      "| nnzC & sumabsC agree with MKL | foreign CPUs busy (ours / best peer) |".replace("{t}", str(threads)))
+    p("|---|---|---|---|---|---|---|---|---|")
     sp_nr, sp_ru, sp_so, rss, scal, autos = [], [], [], [], [], []
     for s in summary:
         a_u, a_s = s["auto_u"], s["auto_s"]
@@ -231,12 +243,12 @@ def main():
         noise = mark(a_u) or mark(s["best_peer"])
         p(f"| {s['label']}{noise} | {fmt_x(nr)} | {fmt_x(ru)} | {fmt_x(so)} | {fmt_x(rs)} | "
           f"{fmt_x(sc) if sc is not None else 'n/a (< 20 ms)'} | {fmt_x(au)}, {fmt_x(as_)} | "
-          f"{'yes' if s['agree'] else '**NO**'} |")
+          f"{'yes' if s['agree'] else '**NO**'} | {fmt_load(a_u)} / {fmt_load(s['best_peer'])} |")
     p(f"| **geomean** | {fmt_x(geomean(sp_nr))} | {fmt_x(geomean(sp_ru))} | {fmt_x(geomean(sp_so))} "
-      f"| {fmt_x(geomean(rss))} | {fmt_x(geomean(scal))} | {fmt_x(geomean(autos))} | |")
+      f"| {fmt_x(geomean(rss))} | {fmt_x(geomean(scal))} | {fmt_x(geomean(autos))} | | |")
     p(f"| **worst** | {fmt_x(min(sp_nr, default=float('nan')))} | {fmt_x(min(sp_ru, default=float('nan')))} "
       f"| {fmt_x(min(sp_so, default=float('nan')))} | {fmt_x(max(rss, default=float('nan')))} "
-      f"| {fmt_x(min(scal, default=float('nan')))} | {fmt_x(max(autos, default=float('nan')))} | |")
+      f"| {fmt_x(min(scal, default=float('nan')))} | {fmt_x(max(autos, default=float('nan')))} | | |")
     p("")
 
     def verdict(ok, have):
