@@ -90,6 +90,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+")
     ap.add_argument("--title", default="")
+    ap.add_argument("--baseline", help="earlier JSON lines: adds a section comparing our figures with them")
     args = ap.parse_args()
     meta, rows = load(args.files)
     errors = [r for r in rows if "error" in r]
@@ -274,6 +275,54 @@ def main():
     p(f"{n_noisy} of {len(good)} measurements overlapped foreign CPU load (†). On a shared 2-CPU machine the "
       "scaling and absolute figures suffer most; rerun with `QUIET_WAIT=120 TRIALS=3` on a quiet machine "
       "before drawing conclusions from small differences.")
+    p("")
+    if args.baseline:
+        _, old_rows = load([args.baseline])
+        old_by = defaultdict(list)
+        for r in old_rows:
+            if r.get("lib") == OURS and "error" not in r:
+                old_by[(r["A"], r["B"]) + cfg_key(r)].append(r)
+        p(f"## Change against `{args.baseline}`")
+        p("")
+        p("Ratio = baseline time / this run's time (> 1: faster now). Same machine noise caveats apply.")
+        p("")
+        p(f"| product | alg | sorted | total_s before → now | ratio | reuse_s before → now | ratio |")
+        p("|---|---|---|---|---|---|---|")
+        ratios_t, ratios_r = [], []
+        for r in good:
+            if r["lib"] != OURS or r.get("threads") != threads:
+                continue
+            key = (r["A"], r["B"]) + cfg_key(r)
+            o = best(old_by.get(key, []))
+            n = best([x for x in good if x["lib"] == OURS and (x["A"], x["B"]) + cfg_key(x) == key])
+            if not o or n is not r:
+                continue
+            rt = o["total_s"] / n["total_s"]
+            rr = (o["reuse_s"] / n["reuse_s"]) if o.get("reuse_s") and n.get("reuse_s") else None
+            ratios_t.append(rt)
+            if rr:
+                ratios_r.append(rr)
+            p(f"| {r['A']}·{r['B']} | {r['alg']} | {'yes' if r.get('sort_requested') else 'no'} "
+              f"| {fmt_t(o['total_s'])} → {fmt_t(n['total_s'])} | {fmt_x(rt)} "
+              f"| {fmt_t(o.get('reuse_s'))} → {fmt_t(n.get('reuse_s'))} | {fmt_x(rr)} |")
+        p(f"| **geomean** | | | | {fmt_x(geomean(ratios_t))} | | {fmt_x(geomean(ratios_r))} |")
+        p("")
+
+    p("## Reproduce")
+    p("")
+    p("```sh")
+    p("cargo build --release --bin spgemm-bench")
+    p("scripts/bench_spgemm.sh /work/data/matrices perf-results/run.jsonl      # knobs: ONLY=regex REPS THREADS TRIALS PEERS")
+    p("scripts/perf_report.py perf-results/run.jsonl --title '...' [--baseline docs/perf-raw/baseline.jsonl] > docs/PERFORMANCE.md")
+    p("# one product, every algorithm, with the self-check:")
+    p("target/release/spgemm-bench spgemm --a A.mtx --b B.mtx|A --alg all --threads 2 --reps 5 --sorted 0|1")
+    p("```")
+    p("")
+    p("Every libspgemm line is verified by spgemm-bench itself (`check`): multiplication count, structure "
+      "of C (ranges, no duplicate columns, sorted when asked), sum(C) against sum_ik a_ik·rowsum(B_k) computed "
+      "without forming C, ~200 rows (evenly spaced + the heaviest) recomputed by a plain reference, reuse picking "
+      "up new values (A scaled by 2: C must scale exactly), and nnzC/sumabsC equal across our algorithms; the "
+      "targets table also compares nnzC and sumabsC with MKL's.")
     print("\n".join(out))
 
 
