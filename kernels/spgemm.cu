@@ -15,6 +15,9 @@ typedef VALUE_T value_t;
 #define EMPTY_KEY 0x7fffffff
 #define MAX_BINS 16
 #define MAX_GROUPS 256
+// Accumulators start at -0.0, the exact additive identity: a single product of -0.0 stays
+// -0.0, as when the first product is taken as is.
+#define NEG_ZERO ((value_t)(-0.0))
 
 __device__ __forceinline__ unsigned hash_col(int col) {
     return (unsigned)col * 2654435761u;
@@ -273,7 +276,7 @@ extern "C" __global__ void num_shared(const int* __restrict__ rows, int nrows, i
     unsigned mask = (unsigned)tsize - 1;
     for (int i = t; i < tsize; i += tpr) {
         keys[i] = EMPTY_KEY;
-        vals[i] = (value_t)0;
+        vals[i] = NEG_ZERO;
     }
     if (t == 0) offset[g] = 0;
     __syncthreads();
@@ -329,7 +332,7 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
         int row = rows[r];
         for (int i = threadIdx.x; i < tsize; i += blockDim.x) {
             keys[i] = EMPTY_KEY;
-            vals[i] = (value_t)0;
+            vals[i] = NEG_ZERO;
         }
         __syncthreads();
         num_accumulate(row, threadIdx.x, blockDim.x, keys, vals, mask, a_ptr, a_col, a_val, b_ptr,

@@ -34,6 +34,8 @@ pub struct GpuPlan {
     global_rows: usize,
     global_tsize: usize,
     value_bytes: usize,
+    /// Rows the symbolic phase moved from shared to global-memory tables.
+    symbolic_global_rows: usize,
 }
 
 impl std::fmt::Debug for GpuPlan {
@@ -43,6 +45,7 @@ impl std::fmt::Debug for GpuPlan {
             .field("num_sizes", &self.num_sizes)
             .field("global_rows", &self.global_rows)
             .field("global_tsize", &self.global_tsize)
+            .field("symbolic_global_rows", &self.symbolic_global_rows)
             .finish()
     }
 }
@@ -54,6 +57,11 @@ impl GpuPlan {
         let mut v = self.num_sizes.clone();
         v.push(self.global_rows);
         v
+    }
+
+    /// Rows whose symbolic count overflowed the largest shared table.
+    pub fn symbolic_global_rows(&self) -> usize {
+        self.symbolic_global_rows
     }
 }
 
@@ -326,6 +334,7 @@ struct Symbolic {
     row_nnz: Vec<i32>,
     flops: u64,
     max_row_flops: u64,
+    global_rows: usize,
 }
 
 fn symbolic_on_device(
@@ -454,6 +463,7 @@ fn symbolic_on_device(
         row_nnz,
         flops,
         max_row_flops,
+        global_rows: nfailed,
     })
 }
 
@@ -519,6 +529,7 @@ fn plan_numeric(
             global_rows,
             global_tsize,
             value_bytes,
+            symbolic_global_rows: sym.global_rows,
         },
         sym.flops,
         sym.max_row_flops,
