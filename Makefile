@@ -12,7 +12,7 @@ CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 
-.PHONY: all lib demo check lint rust-test c-test header-check symbols clean
+.PHONY: all lib demo check lint rust-test cuda-check c-test header-check symbols clean
 
 all: lib
 
@@ -28,7 +28,7 @@ demo: lib | $(BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -Iinclude examples-c/laplace_demo.c -o $(BUILD)/laplace_demo $(LINK_SO) -lm
 	$(BUILD)/laplace_demo
 
-check: lint rust-test c-test
+check: lint rust-test cuda-check c-test
 
 lint:
 	$(CARGO) fmt --check
@@ -36,6 +36,13 @@ lint:
 
 rust-test:
 	$(CARGO) test --release
+
+# CUDA kernels, no GPU needed: NVRTC (PyPI wheel in .venv-cuda) compiles every kernel for
+# sm_80 and sm_90 as the library does at run time, ptxas assembles them; registers, shared
+# memory and spills per kernel go to target/cuda-kernels.txt; a spill in a hash kernel fails.
+cuda-check:
+	@eval "$$(scripts/cuda_tools.sh)" && SPGEMM_REQUIRE_NVRTC=1 $(CARGO) test --release --test cuda_compile -- --nocapture
+	@cat target/cuda-kernels.txt
 
 c-test: lib header-check symbols | $(BUILD)
 	@set -e; for src in ffi-tests/*.c; do \

@@ -523,17 +523,17 @@ impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
         let ho = (0..offs.len().div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| chunk_digest(&off_at, offs.len(), c))
-            .reduce(
-                || 0,
-                |x, y| x ^ y.rotate_left(1).wrapping_add(0x2545_F491_4F6C_DD1D),
-            );
+            // Chunk digests are seeded with their index, so an order-independent sum
+            // keeps positions; a non-associative combine would depend on how rayon split
+            // the range (work stealing), making the digest differ between calls.
+            .reduce(|| 0, |x, y| x.wrapping_add(y));
         let hc = (0..cols.len().div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| chunk_digest(&col_at, cols.len(), c))
-            .reduce(
-                || 0,
-                |x, y| x ^ y.rotate_left(1).wrapping_add(0x2545_F491_4F6C_DD1D),
-            );
+            // Chunk digests are seeded with their index, so an order-independent sum
+            // keeps positions; a non-associative combine would depend on how rayon split
+            // the range (work stealing), making the digest differ between calls.
+            .reduce(|| 0, |x, y| x.wrapping_add(y));
         mix(mix(mix(ho, hc), self.nrows as u64), self.ncols as u64)
     }
 }

@@ -3,6 +3,7 @@
 //! keeps the device copies of A's and B's structure, C's row offsets and the numeric bins,
 //! so a numeric call only uploads values.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -70,6 +71,40 @@ fn too_big<T>(what: &str, n: usize) -> Result<T> {
         Status::NotSupported,
         format!("the GPU backend uses 32-bit device indices: {what} = {n} exceeds 2^31 - 1"),
     )
+}
+
+/// The caller's array itself when it already is 0-based int32 and was validated (no
+/// copy, no page faults on a fresh buffer); else the checked conversion.
+fn as_i32<T: Idx>(v: &[T], base: usize, validated: bool) -> Option<&[i32]> {
+    (T::KIND == crate::types::IndexType::Int32 && base == 0 && validated).then(|| {
+        // SAFETY: T is i32 (its KIND says so).
+        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<i32>(), v.len()) }
+    })
+}
+
+fn dev_offsets_cow<'x, O: Idx>(
+    name: &str,
+    ptr: &'x [O],
+    base: usize,
+    validated: bool,
+) -> Result<Cow<'x, [i32]>> {
+    match as_i32(ptr, base, validated) {
+        Some(v) => Ok(Cow::Borrowed(v)),
+        None => dev_offsets(name, ptr, base).map(Cow::Owned),
+    }
+}
+
+fn dev_cols_cow<'x, I: Idx>(
+    name: &str,
+    cols: &'x [I],
+    base: usize,
+    ncols: usize,
+    validated: bool,
+) -> Result<Cow<'x, [i32]>> {
+    match as_i32(cols, base, validated) {
+        Some(v) => Ok(Cow::Borrowed(v)),
+        None => dev_cols(name, cols, base, ncols).map(Cow::Owned),
+    }
 }
 
 /// Row offsets as 0-based i32, checking that they never decrease.
@@ -262,6 +297,7 @@ impl PairOp for GpuSymbolicOp<'_> {
         }
         let gpu = h.gpu.get()?;
         h.install(|| {
+            let timing = Timing::new(&gpu.main);
             let digests = if h.options.validate {
                 a.validate("A")?;
                 b.validate("B")?;
@@ -269,11 +305,15 @@ impl PairOp for GpuSymbolicOp<'_> {
             } else {
                 None
             };
-            let a_ptr = dev_offsets("A", a.row_offsets(), a.base())?;
-            let a_col = dev_cols("A", a.col_indices(), a.base(), a.ncols())?;
-            let b_ptr = dev_offsets("B", b.row_offsets(), b.base())?;
-            let b_col = dev_cols("B", b.col_indices(), b.base(), k)?;
+            timing.mark("symbolic: validate, digest")?;
+            let v = digests.is_some();
+            let a_ptr = dev_offsets_cow("A", a.row_offsets(), a.base(), v)?;
+            let a_col = dev_cols_cow("A", a.col_indices(), a.base(), a.ncols(), v)?;
+            let b_ptr = dev_offsets_cow("B", b.row_offsets(), b.base(), v)?;
+            let b_col = dev_cols_cow("B", b.col_indices(), b.base(), k, v)?;
+            timing.mark("symbolic: convert A, B to int32")?;
             let sym = symbolic_on_device(&gpu, a.nrows(), &a_ptr, &a_col, &b_ptr, &b_col, k)?;
+            timing.mark("symbolic: on device (copies, n_prod, bins, hash kernels, n_nz back)")?;
             let m = a.nrows();
             let mut row_ptr = crate::alloc::try_filled(m + 1, 0usize, "row offsets of C")?;
             for i in 0..m {
@@ -294,6 +334,7 @@ impl PairOp for GpuSymbolicOp<'_> {
                 return too_big("nnz(C)", nnz);
             }
             let gplan = plan_numeric(&gpu, sym, &row_ptr, std::mem::size_of::<V>(), V::KIND)?;
+            timing.mark("symbolic: prefix sum, numeric bins, C offsets up")?;
             let max_row_nnz = (0..m)
                 .map(|i| row_ptr[i + 1] - row_ptr[i])
                 .max()
@@ -350,9 +391,9 @@ fn symbolic_on_device(
     // The symbolic kernels do not touch values: any value type's module has them.
     let md = gpu.module(Source::Spgemm, crate::types::ValueType::Float64)?;
     let d_aptr = drv(s.clone_htod(a_ptr), "copy A")?;
-    let d_acol = drv(s.clone_htod(&nonempty(a_col)), "copy A")?;
+    let d_acol = drv(s.clone_htod(&*nonempty(a_col)), "copy A")?;
     let d_bptr = drv(s.clone_htod(b_ptr), "copy B")?;
-    let d_bcol = drv(s.clone_htod(&nonempty(b_col)), "copy B")?;
+    let d_bcol = drv(s.clone_htod(&*nonempty(b_col)), "copy B")?;
     let mut d_nprod = drv(s.alloc_zeros::<i64>(m.max(1)), "alloc")?;
     let mi = m as i32;
     if m > 0 {
@@ -468,8 +509,12 @@ fn symbolic_on_device(
 }
 
 /// Kernels reject zero-length arrays: an empty input becomes one unused element.
-fn nonempty(v: &[i32]) -> Vec<i32> {
-    if v.is_empty() { vec![0] } else { v.to_vec() }
+fn nonempty(v: &[i32]) -> Cow<'_, [i32]> {
+    if v.is_empty() {
+        Cow::Owned(vec![0])
+    } else {
+        Cow::Borrowed(v)
+    }
 }
 
 /// Uploads C's row offsets and groups C's rows by n_nz for the numeric kernels.
@@ -486,7 +531,7 @@ fn plan_numeric(
     let c_ptr: Vec<i32> = row_ptr.iter().map(|&x| x as i32).collect();
     let d_cptr = drv(s.clone_htod(&c_ptr), "copy")?;
     let nnz_key: Vec<i64> = sym.row_nnz.iter().map(|&x| x as i64).collect();
-    let d_key = drv(s.clone_htod(&nonempty_i64(&nnz_key)), "copy")?;
+    let d_key = drv(s.clone_htod(&*nonempty_i64(&nnz_key)), "copy")?;
     let mut nbins = bins::numeric(gpu.smem_per_block, value_bytes);
     let shared_limit = nbins.last().map(|b| b.limit).unwrap_or(0);
     // One more, open-ended bin for the global kernel.
@@ -536,8 +581,12 @@ fn plan_numeric(
     ))
 }
 
-fn nonempty_i64(v: &[i64]) -> Vec<i64> {
-    if v.is_empty() { vec![0] } else { v.to_vec() }
+fn nonempty_i64(v: &[i64]) -> Cow<'_, [i64]> {
+    if v.is_empty() {
+        Cow::Owned(vec![0])
+    } else {
+        Cow::Borrowed(v)
+    }
 }
 
 /// Symbolic phase on the GPU (the handle's backend chose it).
@@ -563,6 +612,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
 ) -> Result<()> {
     let gpu = &g.gpu;
     let s = &gpu.main;
+    let timing = Timing::new(s);
     if std::mem::size_of::<V>() != g.value_bytes {
         return err(Status::TypeMismatch, "values differ from the plan's type");
     }
@@ -586,6 +636,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         s.alloc_zeros::<u8>(if has_vals == 1 { nnz * vb } else { 0 }.max(vb)),
         "alloc C",
     )?;
+    timing.mark("upload values, allocate C")?;
     let sizes = &g.num_sizes;
     for (bi, st) in schedule(gpu, sizes)? {
         let bin = &g.num_bins[bi];
@@ -657,25 +708,66 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         pools = Some((kp, vp, next));
     }
     join_side(gpu)?;
-    let ccol = drv(s.clone_dtoh(&d_ccol), "copy C")?;
+    timing.mark("numeric kernels")?;
+    // Straight into the caller's arrays: a staging copy costs a second pass over C and
+    // page faults on a fresh buffer.
     let base = plan.format.base;
-    match cols {
-        IndexSliceMut::I32(c) => c
-            .par_iter_mut()
-            .zip(ccol.par_iter())
-            .for_each(|(o, &x)| *o = x + base as i32),
-        IndexSliceMut::I64(c) => c
-            .par_iter_mut()
-            .zip(ccol.par_iter())
-            .for_each(|(o, &x)| *o = x as i64 + base as i64),
+    if nnz > 0 {
+        match cols {
+            IndexSliceMut::I32(c) => {
+                drv(s.memcpy_dtoh(&d_ccol.slice(0..nnz), c), "copy C")?;
+                drv(s.synchronize(), "synchronize")?;
+                if base != 0 {
+                    c.par_iter_mut().for_each(|x| *x += base as i32);
+                }
+            }
+            IndexSliceMut::I64(c) => {
+                let ccol = drv(s.clone_dtoh(&d_ccol), "copy C")?;
+                c.par_iter_mut()
+                    .zip(ccol.par_iter())
+                    .for_each(|(o, &x)| *o = x as i64 + base as i64);
+            }
+        }
     }
-    if let Some(v) = vals {
-        let bytes = drv(s.clone_dtoh(&d_cval), "copy C")?;
-        // SAFETY: V is f32 or f64; the buffer holds nnz * size_of::<V>() bytes.
+    timing.mark("download C columns")?;
+    if let Some(v) = vals
+        && nnz > 0
+    {
+        // SAFETY: V is f32 or f64; the caller's buffer holds nnz values.
         let dst = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), nnz * vb) };
-        dst.copy_from_slice(&bytes[..nnz * vb]);
+        drv(s.memcpy_dtoh(&d_cval.slice(0..nnz * vb), dst), "copy C")?;
     }
     drv(s.synchronize(), "synchronize")?;
+    timing.mark("download C values")?;
     drop(pools);
     Ok(())
+}
+
+/// Phase times of a numeric call, printed to stderr when SPGEMM_CUDA_TIMING=1 (for
+/// docs/GPU.md; each mark synchronises the stream).
+struct Timing<'s> {
+    stream: Option<&'s CudaStream>,
+    last: std::cell::Cell<std::time::Instant>,
+}
+
+impl<'s> Timing<'s> {
+    fn new(stream: &'s CudaStream) -> Self {
+        let on = std::env::var("SPGEMM_CUDA_TIMING").is_ok_and(|v| v == "1");
+        Timing {
+            stream: on.then_some(stream),
+            last: std::cell::Cell::new(std::time::Instant::now()),
+        }
+    }
+    fn mark(&self, what: &str) -> Result<()> {
+        if let Some(s) = self.stream {
+            drv(s.synchronize(), "synchronize")?;
+            let now = std::time::Instant::now();
+            eprintln!(
+                "spgemm cuda numeric: {what}: {:.3} ms",
+                (now - self.last.get()).as_secs_f64() * 1e3
+            );
+            self.last.set(now);
+        }
+        Ok(())
+    }
 }
