@@ -47,6 +47,10 @@ rust-test:
 cuda-check:
 	@eval "$$(scripts/cuda_tools.sh)" && SPGEMM_REQUIRE_NVRTC=1 $(CARGO) test --release --test cuda_compile -- --nocapture
 	@cat target/cuda-kernels.txt
+	@echo "== GPU test suite (each test prints SKIPPED <name>: <reason> without a usable GPU)"
+	@mkdir -p $(BUILD); rc=0; $(CARGO) test --release --test cuda_gpu -- --nocapture --test-threads=1 \
+	  > $(BUILD)/cuda_gpu.log 2>&1 || rc=$$?; \
+	  grep -E 'SKIPPED|test result|on NVIDIA|panicked|FAILED' $(BUILD)/cuda_gpu.log; exit $$rc
 
 # C and C++ programs in ffi-tests/ use the ABI exactly as callers do (see ffi-tests/README.md).
 # Each prints "N passed, M failed" and exits non-zero on failure; leak checking stays on.
