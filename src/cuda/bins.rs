@@ -63,26 +63,29 @@ pub fn symbolic_fail_at(bin: &Bin) -> u32 {
     bin.tsize / 5 * 4
 }
 
-/// Numeric bins by n_nz: tables at least 2x the largest n_nz. Rows above the last bin's
-/// limit go to the global kernel.
+/// Numeric bins by n_nz: tables at least 2x the largest n_nz, doubling from 32 slots.
+/// Small tables share a block (8 to 32 rows of 8 to 32 threads): a row of a few dozen
+/// entries gets a group of threads sized to it, not a whole block, and its sort runs over
+/// a small table. Rows above the last bin's limit go to the global kernel.
 pub fn numeric(smem_per_block: usize, value_bytes: usize) -> Vec<Bin> {
-    let mut bins = vec![Bin {
-        limit: 16,
-        tsize: 32,
-        block: 256,
-        tpr: 8,
-    }];
-    let mut tsize = 256u32;
-    let mut block = 64u32;
-    while tsize as usize * (4 + value_bytes) + STATIC_SMEM <= smem_per_block {
-        bins.push(Bin {
+    let mut bins = Vec::new();
+    let mut tsize = 32u32;
+    loop {
+        let tpr = (tsize / 8).clamp(8, 1024);
+        let block = tpr.max(256);
+        let bin = Bin {
             limit: tsize as i64 / 2,
             tsize,
             block,
-            tpr: block,
-        });
+            tpr,
+        };
+        if numeric_smem(&bin, value_bytes) + STATIC_SMEM > smem_per_block
+            || bins.len() + 1 >= MAX_BINS
+        {
+            break;
+        }
+        bins.push(bin);
         tsize *= 2;
-        block = (block * 2).min(1024);
     }
     bins
 }
