@@ -15,7 +15,7 @@ CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 
-.PHONY: all lib demo check lint rust-test c-test abi-coverage header-check symbols clean \
+.PHONY: all lib demo check lint rust-test cuda-check c-test abi-coverage header-check symbols clean \
         install fortran-module fortran-check examples-check
 
 all: lib
@@ -32,7 +32,7 @@ demo: lib | $(BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -Iinclude examples-c/laplace_demo.c -o $(BUILD)/laplace_demo $(LINK_SO) -lm
 	$(BUILD)/laplace_demo
 
-check: lint rust-test c-test fortran-check examples-check
+check: lint rust-test cuda-check c-test fortran-check examples-check
 
 lint:
 	$(CARGO) fmt --check
@@ -40,6 +40,17 @@ lint:
 
 rust-test:
 	$(CARGO) test --release
+
+# CUDA kernels, no GPU needed: NVRTC (PyPI wheel in .venv-cuda) compiles every kernel for
+# sm_80 and sm_90 as the library does at run time, ptxas assembles them; registers, shared
+# memory and spills per kernel go to target/cuda-kernels.txt; a spill in a hash kernel fails.
+cuda-check:
+	@eval "$$(scripts/cuda_tools.sh)" && SPGEMM_REQUIRE_NVRTC=1 $(CARGO) test --release --test cuda_compile -- --nocapture
+	@cat target/cuda-kernels.txt
+	@echo "== GPU test suite (each test prints SKIPPED <name>: <reason> without a usable GPU)"
+	@mkdir -p $(BUILD); rc=0; $(CARGO) test --release --test cuda_gpu -- --nocapture --test-threads=1 \
+	  > $(BUILD)/cuda_gpu.log 2>&1 || rc=$$?; \
+	  grep -E 'SKIPPED|test result|on NVIDIA|panicked|FAILED' $(BUILD)/cuda_gpu.log; exit $$rc
 
 # C and C++ programs in ffi-tests/ use the ABI exactly as callers do (see ffi-tests/README.md).
 # Each prints "N passed, M failed" and exits non-zero on failure; leak checking stays on.

@@ -93,6 +93,27 @@ static void test_handle_errors(void) {
     CHECK_ERR(NULL, spgemm_get_validation(NULL, &x), ST_NULL, WORDS("handle"));
     CHECK_ERR(h, spgemm_get_validation(h, NULL), ST_NULL, WORDS("enabled"));
 
+    /* Backend option: CUDA succeeds with a usable GPU, else NO_DEVICE with a message and
+     * the option unchanged (CI has no GPU). */
+    {
+        spgemm_backend_t be = -1;
+        spgemm_status_t st;
+        CHECK_ERR(NULL, spgemm_set_backend(NULL, SPGEMM_BACKEND_CPU), ST_NULL, WORDS("handle"));
+        CHECK_ERR(h, spgemm_set_backend(h, 3), ST_INVAL, WORDS("backend", "3"));
+        CHECK_ERR(NULL, spgemm_get_backend(NULL, &be), ST_NULL, WORDS("handle"));
+        CHECK_ERR(h, spgemm_get_backend(h, NULL), ST_NULL, WORDS("backend"));
+        CHECK_OK(h, spgemm_get_backend(h, &be));
+        CHECK(be == SPGEMM_BACKEND_AUTO);
+        st = spgemm_set_backend(h, SPGEMM_BACKEND_CUDA);
+        CHECK(st == SPGEMM_STATUS_SUCCESS || st == SPGEMM_STATUS_NO_DEVICE);
+        if (st == SPGEMM_STATUS_NO_DEVICE) CHECK(spgemm_last_error(h)[0] != '\0');
+        CHECK_OK(h, spgemm_get_backend(h, &be));
+        CHECK(be == (st == SPGEMM_STATUS_SUCCESS ? SPGEMM_BACKEND_CUDA : SPGEMM_BACKEND_AUTO));
+        CHECK_OK(h, spgemm_set_backend(h, SPGEMM_BACKEND_CPU));
+        CHECK_OK(h, spgemm_get_backend(h, &be));
+        CHECK(be == SPGEMM_BACKEND_CPU);
+    }
+
     /* spgemm_last_error(NULL) is the thread's most recent failure, whatever the object;
      * a handle keeps its own message until a call on it fails again */
     CHECK_ERR(h, spgemm_set_algorithm(h, 99), ST_INVAL, WORDS("algorithm", "99"));

@@ -47,6 +47,9 @@ module spgemm
   public :: SPGEMM_ALG_AUTO
   public :: SPGEMM_ALG_KKDENSE
   public :: SPGEMM_ALG_KKLP
+  public :: SPGEMM_BACKEND_AUTO
+  public :: SPGEMM_BACKEND_CPU
+  public :: SPGEMM_BACKEND_CUDA
   public :: spgemm_status_string
   public :: spgemm_version
   public :: spgemm_create
@@ -55,6 +58,8 @@ module spgemm
   public :: spgemm_get_num_threads
   public :: spgemm_set_algorithm
   public :: spgemm_get_algorithm
+  public :: spgemm_set_backend
+  public :: spgemm_get_backend
   public :: spgemm_set_sorted_output
   public :: spgemm_get_sorted_output
   public :: spgemm_set_validation
@@ -130,6 +135,14 @@ module spgemm
   ! Hash accumulator with linear probing, at most half full (KKLP). Memory independent of
   ! the number of columns of C.
   integer(c_int32_t), parameter :: SPGEMM_ALG_KKLP = 2_c_int32_t
+  ! GPU for large products when a usable CUDA device is present, else CPU (default).
+  integer(c_int32_t), parameter :: SPGEMM_BACKEND_AUTO = 0_c_int32_t
+  ! CPU only.
+  integer(c_int32_t), parameter :: SPGEMM_BACKEND_CPU = 1_c_int32_t
+  ! CUDA GPU (device 0). Symbolic calls fail with `SPGEMM_STATUS_NO_DEVICE` when no driver,
+  ! no NVRTC library or no device is found, and with `SPGEMM_STATUS_NOT_SUPPORTED` when a
+  ! size exceeds the GPU path's 32-bit device indices.
+  integer(c_int32_t), parameter :: SPGEMM_BACKEND_CUDA = 2_c_int32_t
 
   interface
     ! Returns a static, NUL-terminated description of `status` ("unknown status" for codes
@@ -235,6 +248,36 @@ module spgemm
       integer(c_int32_t), intent(out) :: algorithm
       integer(c_int32_t) :: status
     end function spgemm_get_algorithm
+
+    ! Chooses where later symbolic calls run (`SPGEMM_BACKEND_*`; default
+    ! `SPGEMM_BACKEND_AUTO`). A plan runs its numeric calls where it was made. Selecting
+    ! `SPGEMM_BACKEND_CUDA` opens the GPU at once (kernels are compiled by NVRTC on first
+    ! use and cached in the handle), so a missing device is reported here.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code),
+    ! `SPGEMM_STATUS_NO_DEVICE` (CUDA asked for but no driver, NVRTC or device: the option is
+    ! left unchanged, and the message says which is missing). Calls on one handle are
+    ! serialised.
+    !
+    ! # Safety
+    ! `handle` is NULL or a live handle.
+    function spgemm_set_backend(handle, backend) bind(C, name="spgemm_set_backend") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: backend
+      integer(c_int32_t) :: status
+    end function spgemm_set_backend
+
+    ! Reads the backend option into `*backend`.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`.
+    !
+    ! # Safety
+    ! `handle` is NULL or live; `backend` is NULL or writable.
+    function spgemm_get_backend(handle, backend) bind(C, name="spgemm_get_backend") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), intent(out) :: backend
+      integer(c_int32_t) :: status
+    end function spgemm_get_backend
 
     ! Chooses whether C's column indices are sorted within each row (non-zero, the default)
     ! or left in the accumulator's order (0: skips all sorting work). Applies to plans made

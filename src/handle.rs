@@ -45,6 +45,26 @@ impl Algorithm {
     }
 }
 
+/// Where products run (codes as in the C header's `SPGEMM_BACKEND_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// GPU for large products when a device is usable, else CPU.
+    Auto = 0,
+    Cpu = 1,
+    Cuda = 2,
+}
+
+impl Backend {
+    pub fn from_code(code: i32) -> Option<Backend> {
+        match code {
+            0 => Some(Backend::Auto),
+            1 => Some(Backend::Cpu),
+            2 => Some(Backend::Cuda),
+            _ => None,
+        }
+    }
+}
+
 /// Options a caller may set on a handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -53,6 +73,7 @@ pub struct Options {
     pub sorted_output: bool,
     /// Full O(nnz) checks of the inputs (default true).
     pub validate: bool,
+    pub backend: Backend,
 }
 
 impl Default for Options {
@@ -61,6 +82,7 @@ impl Default for Options {
             algorithm: Algorithm::Auto,
             sorted_output: true,
             validate: true,
+            backend: Backend::Auto,
         }
     }
 }
@@ -71,6 +93,8 @@ pub struct Handle {
     threads: usize,
     pub options: Options,
     pub workspace: WorkspacePool,
+    /// The GPU, opened on first use (kernels compiled once per handle).
+    pub gpu: crate::cuda::DeviceSlot,
 }
 
 /// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores.
@@ -112,6 +136,7 @@ impl Handle {
             threads,
             options: Options::default(),
             workspace: WorkspacePool::new(threads),
+            gpu: Default::default(),
         })
     }
 

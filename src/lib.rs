@@ -5,11 +5,13 @@
 //!   panic boundary, status codes, last-error text);
 //! - typed API: [`handle::Handle`], [`csr::CsrRef`] / [`csr::AnyCsr`], [`plan::Plan`];
 //! - [`exec`]: algorithm selection and dispatch to a backend;
-//! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace.
+//! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace;
+//! - [`cuda`]: GPU backend (feature `cuda`; driver and NVRTC loaded at run time).
 
 pub mod alloc;
 pub mod cpu;
 pub mod csr;
+pub mod cuda;
 pub mod error;
 pub mod exec;
 pub mod ffi;

@@ -25,6 +25,8 @@ pub type spgemm_value_type_t = i32;
 pub type spgemm_index_base_t = i32;
 /// SpGEMM algorithm. See `SPGEMM_ALG_*`.
 pub type spgemm_algorithm_t = i32;
+/// Where products run. See `SPGEMM_BACKEND_*`.
+pub type spgemm_backend_t = i32;
 
 /// The call succeeded.
 pub const SPGEMM_STATUS_SUCCESS: spgemm_status_t = 0;
@@ -80,6 +82,15 @@ pub const SPGEMM_ALG_KKDENSE: spgemm_algorithm_t = 1;
 /// Hash accumulator with linear probing, at most half full (KKLP). Memory independent of
 /// the number of columns of C.
 pub const SPGEMM_ALG_KKLP: spgemm_algorithm_t = 2;
+
+/// GPU for large products when a usable CUDA device is present, else CPU (default).
+pub const SPGEMM_BACKEND_AUTO: spgemm_backend_t = 0;
+/// CPU only.
+pub const SPGEMM_BACKEND_CPU: spgemm_backend_t = 1;
+/// CUDA GPU (device 0). Symbolic calls fail with `SPGEMM_STATUS_NO_DEVICE` when no driver,
+/// no NVRTC library or no device is found, and with `SPGEMM_STATUS_NOT_SUPPORTED` when a
+/// size exceeds the GPU path's 32-bit device indices.
+pub const SPGEMM_BACKEND_CUDA: spgemm_backend_t = 2;
 
 /// Library version as "MAJOR.MINOR.PATCH".
 pub const SPGEMM_VERSION_MAJOR: i32 = 0;
