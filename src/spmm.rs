@@ -6,7 +6,7 @@
 //! alpha = 0 means A and X are not read. Results are bitwise identical for any thread count
 //! (each entry of Y is computed by one thread, summing its row of op(A) in storage order).
 
-use crate::cpu::spmm::rows::{CsrRows, SparseRows, TransposedRows};
+use crate::cpu::spmm::rows::{CsrRows, Sink, SparseRows, TransposedRows};
 use crate::cpu::spmm::transpose::Transpose;
 use crate::cpu::spmm::{self as kern, Isa, Problem, SpmmScalar};
 use crate::csr::{AnyCsr, CsrRef, TypeSig, ValueSlice, prefix};
@@ -368,7 +368,7 @@ impl<V: crate::types::Scalar> SparseRows<V> for NoRows {
     fn start(&self, _: usize) -> usize {
         0
     }
-    fn for_each(&self, _: usize, _: impl FnMut(usize, V)) {}
+    fn for_each<S: Sink<V>>(&self, _: usize, _: &mut S) {}
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -4,12 +4,34 @@
 //! re-read from cache once per column group, not k times; each column of Y is written as a
 //! contiguous run per tile.
 
-use super::rows::SparseRows;
+use super::rows::{Sink, SparseRows};
 use super::{Dense, SpmmScalar, madd, store};
 
 /// Entries of A per tile: the tile's column indices and values stay in L1/L2 while the
 /// column groups pass over it.
 const TILE_NNZ: usize = 4096;
+
+/// Accumulates G columns (j0..j0+G) of one row of Y.
+struct Group<'a, V, const G: usize, const FMA: bool> {
+    acc: [V; G],
+    x: &'a [V],
+    ldx: usize,
+    x_rows: usize,
+    j0: usize,
+}
+
+impl<V: SpmmScalar, const G: usize, const FMA: bool> Sink<V> for Group<'_, V, G, FMA> {
+    #[inline(always)]
+    fn add(&mut self, c: usize, v: V) {
+        assert!(c < self.x_rows, "column index out of range");
+        for t in 0..G {
+            // SAFETY: c < x_rows <= ldx and j0 + t < k; X holds (k - 1) * ldx + x_rows
+            // entries (checked in `run`).
+            let xv = unsafe { *self.x.get_unchecked((self.j0 + t) * self.ldx + c) };
+            self.acc[t] = madd::<V, FMA>(self.acc[t], v, xv);
+        }
+    }
+}
 
 #[inline(always)]
 fn group<V: SpmmScalar, R: SparseRows<V>, const G: usize, const FMA: bool>(
@@ -19,20 +41,16 @@ fn group<V: SpmmScalar, R: SparseRows<V>, const G: usize, const FMA: bool>(
     j0: usize,
     d: &Dense<V>,
 ) {
-    let x = d.x;
-    let (ldx, x_rows) = (d.ldx, d.x_rows);
     for i in lo..hi {
-        let mut acc = [V::ZERO; G];
-        a.for_each(i, |c, v| {
-            assert!(c < x_rows, "column index out of range");
-            for (t, s) in acc.iter_mut().enumerate() {
-                // SAFETY: c < x_rows <= ldx and j0 + t < k; X holds (k - 1) * ldx + x_rows
-                // entries (checked in `run`).
-                let xv = unsafe { *x.get_unchecked((j0 + t) * ldx + c) };
-                *s = madd::<V, FMA>(*s, v, xv);
-            }
-        });
-        for (t, &s) in acc.iter().enumerate() {
+        let mut g = Group::<V, G, FMA> {
+            acc: [V::ZERO; G],
+            x: d.x,
+            ldx: d.ldx,
+            x_rows: d.x_rows,
+            j0,
+        };
+        a.for_each(i, &mut g);
+        for (t, &s) in g.acc.iter().enumerate() {
             // SAFETY: i < nrows <= ldy, j0 + t < k: inside Y; row i belongs to this chunk.
             unsafe { store(d.y.at((j0 + t) * d.ldy + i), s, d.alpha, d.beta) };
         }

@@ -291,7 +291,12 @@ fn chunk<V: SpmmScalar, R: SparseRows<V>>(isa: Isa, a: &R, lo: usize, hi: usize,
     match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::detect` / `available` checked the features.
-        Isa::Avx512 => unsafe { chunk_avx512(a, lo, hi, d) },
+        Isa::Avx512 if d.layout == Layout::RowMajor => unsafe { chunk_avx512(a, lo, hi, d) },
+        // Column-major reads X with a stride: with AVX-512 the compiler turns the column
+        // group into gathers, which measured slower than the AVX2 code's scalar loads.
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX-512 machines have AVX2 and FMA (checked in `Isa::available`).
+        Isa::Avx512 => unsafe { chunk_avx2(a, lo, hi, d) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
         Isa::Avx2 => unsafe { chunk_avx2(a, lo, hi, d) },

@@ -4,8 +4,32 @@
 //! vectorises. A's row is re-read per block from L1, A and X are each fetched from memory
 //! once per call (X rows once per use in cache), and Y is written once.
 
-use super::rows::SparseRows;
+use super::rows::{Sink, SparseRows};
 use super::{Dense, SpmmScalar, madd, store};
+
+/// Accumulates W columns of one row of Y.
+struct Block<'a, V, const W: usize, const FMA: bool> {
+    acc: [V; W],
+    x: &'a [V],
+    ldx: usize,
+    x_rows: usize,
+    j0: usize,
+}
+
+impl<V: SpmmScalar, const W: usize, const FMA: bool> Sink<V> for Block<'_, V, W, FMA> {
+    #[inline(always)]
+    fn add(&mut self, c: usize, v: V) {
+        // The only per-entry check: it also catches bad column indices when validation is
+        // off (the panic becomes a status at the ABI).
+        assert!(c < self.x_rows, "column index out of range");
+        // SAFETY: c < x_rows and j0 + W <= k <= ldx, and X holds (x_rows - 1) * ldx + k
+        // entries (checked in `run`), so the W entries are in bounds.
+        let xr = unsafe { &*self.x.as_ptr().add(c * self.ldx + self.j0).cast::<[V; W]>() };
+        for t in 0..W {
+            self.acc[t] = madd::<V, FMA>(self.acc[t], v, xr[t]);
+        }
+    }
+}
 
 #[inline(always)]
 fn block<V: SpmmScalar, R: SparseRows<V>, const W: usize, const FMA: bool>(
@@ -14,22 +38,16 @@ fn block<V: SpmmScalar, R: SparseRows<V>, const W: usize, const FMA: bool>(
     j0: usize,
     d: &Dense<V>,
 ) {
-    let mut acc = [V::ZERO; W];
-    let x = d.x;
-    let (ldx, x_rows) = (d.ldx, d.x_rows);
-    a.for_each(i, |c, v| {
-        // The only per-entry check: it also catches bad column indices when validation is
-        // off (the panic becomes a status at the ABI).
-        assert!(c < x_rows, "column index out of range");
-        // SAFETY: c < x_rows and j0 + W <= k <= ldx, and X holds (x_rows - 1) * ldx + k
-        // entries (checked in `run`), so the W entries are in bounds.
-        let xr = unsafe { &*x.as_ptr().add(c * ldx + j0).cast::<[V; W]>() };
-        for t in 0..W {
-            acc[t] = madd::<V, FMA>(acc[t], v, xr[t]);
-        }
-    });
+    let mut b = Block::<V, W, FMA> {
+        acc: [V::ZERO; W],
+        x: d.x,
+        ldx: d.ldx,
+        x_rows: d.x_rows,
+        j0,
+    };
+    a.for_each(i, &mut b);
     let base = i * d.ldy + j0;
-    for (t, &s) in acc.iter().enumerate() {
+    for (t, &s) in b.acc.iter().enumerate() {
         // SAFETY: i < nrows, j0 + t < k <= ldy: inside Y; row i belongs to this chunk.
         unsafe { store(d.y.at(base + t), s, d.alpha, d.beta) };
     }

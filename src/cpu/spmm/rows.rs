@@ -14,9 +14,16 @@ pub trait SparseRows<V: Scalar>: Sync {
     fn nrows(&self) -> usize;
     /// 0-based position of the first entry of row `i` (`i <= nrows`).
     fn start(&self, i: usize) -> usize;
-    /// Calls `f(column, value)` for each entry of row `i`, in storage order (the order that
-    /// fixes the summation order of every output entry).
-    fn for_each(&self, i: usize, f: impl FnMut(usize, V));
+    /// Calls `sink.add(column, value)` for each entry of row `i`, in storage order (the
+    /// order that fixes the summation order of every output entry).
+    fn for_each<S: Sink<V>>(&self, i: usize, sink: &mut S);
+}
+
+/// Receiver of a row's entries. A trait with an `#[inline(always)]` method rather than a
+/// closure: closures may be left out of line, and out of line they lose the caller's
+/// `#[target_feature]` (a fused multiply-add then becomes a libm call).
+pub trait Sink<V> {
+    fn add(&mut self, col: usize, val: V);
 }
 
 /// A with its values (pattern-only matrices are rejected before this point).
@@ -35,7 +42,7 @@ impl<O: Idx, I: Idx, V: Scalar> SparseRows<V> for CsrRows<'_, O, I, V> {
         self.csr.row_start(i)
     }
     #[inline(always)]
-    fn for_each(&self, i: usize, mut f: impl FnMut(usize, V)) {
+    fn for_each<S: Sink<V>>(&self, i: usize, sink: &mut S) {
         let r: Range<usize> = self.csr.row_range(i);
         // One bounds check per row; a decreasing offset (validation off) panics here and is
         // turned into a status by the ABI's panic boundary.
@@ -43,7 +50,7 @@ impl<O: Idx, I: Idx, V: Scalar> SparseRows<V> for CsrRows<'_, O, I, V> {
         let vals = &self.vals[r];
         let base = self.csr.base();
         for (c, &v) in cols.iter().zip(vals) {
-            f(c.to_usize().wrapping_sub(base), v);
+            sink.add(c.to_usize().wrapping_sub(base), v);
         }
     }
 }
@@ -65,12 +72,12 @@ impl<V: Scalar> SparseRows<V> for TransposedRows<'_, V> {
         self.t.offsets[i]
     }
     #[inline(always)]
-    fn for_each(&self, i: usize, mut f: impl FnMut(usize, V)) {
+    fn for_each<S: Sink<V>>(&self, i: usize, sink: &mut S) {
         let r = self.t.offsets[i]..self.t.offsets[i + 1];
         let rows = &self.t.rows[r.clone()];
         let perm = &self.t.perm[r];
         for (&c, &p) in rows.iter().zip(perm) {
-            f(c, self.vals[p]);
+            sink.add(c, self.vals[p]);
         }
     }
 }
