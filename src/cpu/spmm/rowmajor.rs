@@ -25,8 +25,8 @@ impl<V: SpmmScalar, const W: usize, const FMA: bool> Sink<V> for Block<'_, V, W,
         // SAFETY: c < x_rows and j0 + W <= k <= ldx, and X holds (x_rows - 1) * ldx + k
         // entries (checked in `run`), so the W entries are in bounds.
         let xr = unsafe { &*self.x.as_ptr().add(c * self.ldx + self.j0).cast::<[V; W]>() };
-        for t in 0..W {
-            self.acc[t] = madd::<V, FMA>(self.acc[t], v, xr[t]);
+        for (s, &xv) in self.acc.iter_mut().zip(xr) {
+            *s = madd::<V, FMA>(*s, v, xv);
         }
     }
 }
