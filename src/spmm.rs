@@ -369,6 +369,9 @@ impl<V: crate::types::Scalar> SparseRows<V> for NoRows {
         0
     }
     fn for_each<S: Sink<V>>(&self, _: usize, _: &mut S) {}
+    fn entry(&self, _: usize) -> (usize, V) {
+        unreachable!("a matrix without entries has no entry to read")
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -324,6 +324,7 @@ pub fn main(args: &[String]) -> i32 {
                     // SAFETY: as above.
                     unsafe { spgemm_spmm_analysis_destroy(an) };
                     let t = median(&mut times);
+                    let t_min = times[0];
                     let flops = 2.0 * nnz as f64 * k as f64;
                     let mut bytes = 12.0 * nnz as f64
                         + 4.0 * (m + 1) as f64
@@ -336,7 +337,7 @@ pub fn main(args: &[String]) -> i32 {
                     let sumabs = sum(y.iter().map(|v| v.abs()));
                     let isa = spgemm::cpu::spmm::Isa::detect().name();
                     println!(
-                        "{{\"lib\":\"libspgemm\",\"alg\":\"{alg}\",\"op\":\"spmm\",\"A\":\"{}\",\"B\":\"dense_k{k}_{lay}\",\"layout\":\"{lay}\",\"threads\":{threads},\"m\":{m},\"n\":{n},\"k\":{k},\"nnzA\":{nnz},\"flops\":{},\"beta\":{},\"inspect_s\":{},\"total_s\":{:.9},\"gflops\":{:.4},\"gbs\":{:.4},\"sumC\":{:.17e},\"sumabsC\":{:.17e},\"isa\":\"{isa}\",\"peak_rss_mb\":{:.1}}}",
+                        "{{\"lib\":\"libspgemm\",\"alg\":\"{alg}\",\"op\":\"spmm\",\"A\":\"{}\",\"B\":\"dense_k{k}_{lay}\",\"layout\":\"{lay}\",\"threads\":{threads},\"m\":{m},\"n\":{n},\"k\":{k},\"nnzA\":{nnz},\"flops\":{},\"beta\":{},\"inspect_s\":{},\"total_s\":{:.9},\"min_s\":{:.9},\"gflops\":{:.4},\"gbs\":{:.4},\"sumC\":{:.17e},\"sumabsC\":{:.17e},\"isa\":\"{isa}\",\"peak_rss_mb\":{:.1}}}",
                         stem(path),
                         2 * nnz * k,
                         a.beta,
@@ -346,6 +347,7 @@ pub fn main(args: &[String]) -> i32 {
                             format!("{inspect:.9}")
                         },
                         t,
+                        t_min,
                         flops / t / 1e9,
                         bytes / t / 1e9,
                         sum_c,

@@ -14,6 +14,7 @@
 pub mod colmajor;
 pub mod rowmajor;
 pub mod rows;
+pub mod spmv;
 pub mod transpose;
 
 use std::sync::OnceLock;
@@ -291,7 +292,9 @@ fn chunk<V: SpmmScalar, R: SparseRows<V>>(isa: Isa, a: &R, lo: usize, hi: usize,
     match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::detect` / `available` checked the features.
-        Isa::Avx512 if d.layout == Layout::RowMajor => unsafe { chunk_avx512(a, lo, hi, d) },
+        Isa::Avx512 if d.layout == Layout::RowMajor || d.k == 1 => unsafe {
+            chunk_avx512(a, lo, hi, d)
+        },
         // Column-major reads X with a stride: with AVX-512 the compiler turns the column
         // group into gathers, which measured slower than the AVX2 code's scalar loads.
         #[cfg(target_arch = "x86_64")]
@@ -325,6 +328,10 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
 ) {
     if d.alpha == V::ZERO {
         scale_rows(lo, hi, d);
+        return;
+    }
+    if d.k == 1 {
+        spmv::rows::<V, R, FMA>(a, lo, hi, d);
         return;
     }
     match d.layout {

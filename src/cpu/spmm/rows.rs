@@ -17,6 +17,9 @@ pub trait SparseRows<V: Scalar>: Sync {
     /// Calls `sink.add(column, value)` for each entry of row `i`, in storage order (the
     /// order that fixes the summation order of every output entry).
     fn for_each<S: Sink<V>>(&self, i: usize, sink: &mut S);
+    /// Column and value of the entry at 0-based position `p` (random access, for kernels
+    /// that walk several rows side by side).
+    fn entry(&self, p: usize) -> (usize, V);
 }
 
 /// Receiver of a row's entries. A trait with an `#[inline(always)]` method rather than a
@@ -53,6 +56,10 @@ impl<O: Idx, I: Idx, V: Scalar> SparseRows<V> for CsrRows<'_, O, I, V> {
             sink.add(c.to_usize().wrapping_sub(base), v);
         }
     }
+    #[inline(always)]
+    fn entry(&self, p: usize) -> (usize, V) {
+        (self.csr.col(p), self.vals[p])
+    }
 }
 
 /// A^T: rows of A^T are the columns of A; values are read from A through `perm`, so new
@@ -79,5 +86,9 @@ impl<V: Scalar> SparseRows<V> for TransposedRows<'_, V> {
         for (&c, &p) in rows.iter().zip(perm) {
             sink.add(c, self.vals[p]);
         }
+    }
+    #[inline(always)]
+    fn entry(&self, p: usize) -> (usize, V) {
+        (self.t.rows[p], self.vals[self.t.perm[p]])
     }
 }
