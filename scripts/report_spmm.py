@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SpMM report: JSON lines from scripts/bench_spmm.sh -> docs/PERFORMANCE_SPMM.md.
 
-usage: report_spmm.py RESULTS.jsonl [OUT.md] [--cmd "command that produced RESULTS"]
+usage: report_spmm.py RESULTS.jsonl [OUT.md] [--cmd "command"] [--note "text"]...
 
 For every (matrix, layout, k): GFLOP/s and GB/s of MKL (mm, mm_opt) and libspgemm (mm, mm_opt),
 the ratio of the best libspgemm time to the best MKL time, and for row-major k <= 16 on the
@@ -38,9 +38,14 @@ def geomean(xs):
 def main():
     args = sys.argv[1:]
     cmd = None
+    notes = []
     if "--cmd" in args:
         i = args.index("--cmd")
         cmd = args[i + 1]
+        del args[i : i + 2]
+    while "--note" in args:
+        i = args.index("--note")
+        notes.append(args[i + 1])
         del args[i : i + 2]
     src = args[0]
     out = args[1] if len(args) > 1 else "docs/PERFORMANCE_SPMM.md"
@@ -137,6 +142,10 @@ def main():
         L.append("sumC differs from MKL in %d cases (first: %s).\n" % (len(sum_mismatch), sum_mismatch[0]))
     else:
         L.append("sumC agrees with MKL's in every case compared.\n")
+    if notes:
+        L.append("## Notes\n")
+        L.extend("- " + n for n in notes)
+        L.append("")
     open(out, "w").write("\n".join(L) + "\n")
     print("wrote", out)
 

@@ -349,11 +349,9 @@ pub fn spmm(
             let x = if alpha_v != 0.0 { &x[..nx] } else { &[][..] };
             let y = &mut y[..ny];
             let beta_v = <$v as crate::types::Scalar>::from_f64(beta);
-            h.install(|| {
-                spmm_typed(
-                    h, op, alpha_v, t, analysis, d.layout, d.k, x, d.ldx, x_rows, beta_v, y, d.ldy,
-                )
-            })
+            spmm_typed(
+                h, op, alpha_v, t, analysis, d.layout, d.k, x, d.ldx, x_rows, beta_v, y, d.ldy,
+            )
         }};
     }
     dispatch_sig!(a.sig(), go)
@@ -371,6 +369,23 @@ impl<V: crate::types::Scalar> SparseRows<V> for NoRows {
     fn for_each<S: Sink<V>>(&self, _: usize, _: &mut S) {}
     fn entry(&self, _: usize) -> (usize, V) {
         unreachable!("a matrix without entries has no entry to read")
+    }
+}
+
+/// Runs `f(threads)` in the handle's pool when the product is worth splitting, else on the
+/// calling thread with `threads = 1` (no hand-off to a sleeping worker: for SpMV on one
+/// thread or a small product the wake-up would cost more than the work).
+fn on_pool<V: crate::types::Scalar, R: SparseRows<V>>(
+    h: &Handle,
+    rows: &R,
+    k: usize,
+    f: impl FnOnce(usize) + Send,
+) {
+    let threads = h.threads();
+    if kern::chunk_count(rows, k, threads) > 1 {
+        h.install(|| f(threads));
+    } else {
+        f(1);
     }
 }
 
@@ -408,7 +423,9 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             y,
             ldy,
         };
-        kern::run(isa, &NoRows(y_rows), p, None, threads);
+        on_pool::<V, _>(h, &NoRows(y_rows), k, |t| {
+            kern::run(isa, &NoRows(y_rows), p, None, t)
+        });
         return Ok(());
     }
     let vals = a.values().ok_or_else(|| {
@@ -422,14 +439,14 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         match analysis {
             // Validated when the analysis was made; check that the structure is the same.
             Some(an) => {
-                if a.structure_digest() != an.digest {
+                if h.install(|| a.structure_digest()) != an.digest {
                     return err(
                         Status::PlanMismatch,
                         "A's structure (row offsets or column indices) changed since the analysis",
                     );
                 }
             }
-            None => a.validate("A")?,
+            None => h.install(|| a.validate("A"))?,
         }
     }
     let bounds = analysis
@@ -448,7 +465,8 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
     };
     match op {
         Op::NonTranspose => {
-            kern::run(isa, &CsrRows { csr: a, vals }, p, bounds, threads);
+            let rows = CsrRows { csr: a, vals };
+            on_pool(h, &rows, k, |t| kern::run(isa, &rows, p, bounds, t));
         }
         Op::Transpose => {
             let owned;
@@ -459,7 +477,8 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
                     &owned
                 }
             };
-            kern::run(isa, &TransposedRows { t, vals }, p, bounds, threads);
+            let rows = TransposedRows { t, vals };
+            on_pool(h, &rows, k, |t| kern::run(isa, &rows, p, bounds, t));
         }
     }
     Ok(())
