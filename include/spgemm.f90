@@ -17,8 +17,8 @@
 ! Compile this file with your code (module files are compiler-specific), e.g.
 !   gfortran -c spgemm.f90
 module spgemm
-  use, intrinsic :: iso_c_binding, only: c_associated, c_char, c_f_pointer, c_int32_t, c_int64_t, &
-      c_null_char, c_ptr
+  use, intrinsic :: iso_c_binding, only: c_associated, c_char, c_double, c_f_pointer, c_int32_t, &
+      c_int64_t, c_null_char, c_ptr
   implicit none
   private
   public :: SPGEMM_VERSION_MAJOR
@@ -50,6 +50,10 @@ module spgemm
   public :: SPGEMM_BACKEND_AUTO
   public :: SPGEMM_BACKEND_CPU
   public :: SPGEMM_BACKEND_CUDA
+  public :: SPGEMM_LAYOUT_ROW_MAJOR
+  public :: SPGEMM_LAYOUT_COL_MAJOR
+  public :: SPGEMM_OPERATION_NON_TRANSPOSE
+  public :: SPGEMM_OPERATION_TRANSPOSE
   public :: spgemm_status_string
   public :: spgemm_version
   public :: spgemm_create
@@ -78,6 +82,9 @@ module spgemm
   public :: spgemm_numeric
   public :: spgemm_numeric_structure
   public :: spgemm_multiply
+  public :: spgemm_spmm
+  public :: spgemm_spmm_analysis_create
+  public :: spgemm_spmm_analysis_destroy
   public :: spgemm_c_string
   public :: spgemm_error_message
 
@@ -143,6 +150,14 @@ module spgemm
   ! no NVRTC library or no device is found, and with `SPGEMM_STATUS_NOT_SUPPORTED` when a
   ! size exceeds the GPU path's 32-bit device indices.
   integer(c_int32_t), parameter :: SPGEMM_BACKEND_CUDA = 2_c_int32_t
+  ! Row-major: entry (i, j) at `i * ld + j`; `ld >= k`.
+  integer(c_int32_t), parameter :: SPGEMM_LAYOUT_ROW_MAJOR = 0_c_int32_t
+  ! Column-major (Fortran): entry (i, j) at `j * ld + i`; `ld >= max(1, rows)`.
+  integer(c_int32_t), parameter :: SPGEMM_LAYOUT_COL_MAJOR = 1_c_int32_t
+  ! op(A) = A.
+  integer(c_int32_t), parameter :: SPGEMM_OPERATION_NON_TRANSPOSE = 0_c_int32_t
+  ! op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis).
+  integer(c_int32_t), parameter :: SPGEMM_OPERATION_TRANSPOSE = 1_c_int32_t
 
   interface
     ! Returns a static, NUL-terminated description of `status` ("unknown status" for codes
@@ -606,6 +621,106 @@ module spgemm
       type(c_ptr), intent(out) :: c
       integer(c_int32_t) :: status
     end function spgemm_multiply
+
+    ! Y = alpha * op(A) * X + beta * Y (SpMM; SpMV when k = 1).
+    !
+    ! - `a`: the CSR matrix A (any offset/index/value type and base), m x n, with values.
+    ! op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k) or A^T
+    ! (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k).
+    ! - `x`, `y`: the dense arrays X and Y, of A's value type (`float` or `double`), both in `layout`
+    ! (`SPGEMM_LAYOUT_ROW_MAJOR`: entry (i, j) at `i * ld + j`, `ld >= k`;
+    ! `SPGEMM_LAYOUT_COL_MAJOR`: entry (i, j) at `j * ld + i`, `ld >= max(1, rows)`), with
+    ! leading dimensions `ldx`, `ldy`. They must not overlap. Entries between rows (or
+    ! columns) beyond the leading dimension's used part are neither read nor written.
+    ! - `alpha`, `beta`: scalars (converted to `float` for float matrices); any value,
+    ! NaN included. BLAS conventions: `beta == 0` means Y is not read (NaN or garbage in Y
+    ! is overwritten); `alpha == 0` means A and X are not read (X may then be NULL).
+    ! - `k >= 0` columns (k = 0 does nothing; k = 1 is SpMV).
+    ! - `analysis`: NULL, or an analysis of A from `spgemm_spmm_analysis_create`; used when
+    ! its op is `op` (its row partition and, for A^T, its transposed structure). A's values
+    ! may change between calls; its structure must be the one analysed.
+    !
+    ! Determinism: each entry of Y is computed by one thread as
+    ! `alpha * (sum over its row of op(A), in storage order) + beta * y`, so results are
+    ! bitwise identical whatever the thread count and with or without an analysis (they may
+    ! differ between machines: FMA is used where the CPU has it).
+    !
+    ! Validation (see `spgemm_set_validation`): when on, A is checked fully on each call
+    ! without an analysis, and compared with the analysed structure (digest) with one; when
+    ! off, only O(1) checks are made and a bad column index gives `SPGEMM_STATUS_INTERNAL`
+    ! or a wrong result, never an access outside X or Y.
+    !
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, X when alpha != 0 and X has entries,
+    ! Y when it has entries), `SPGEMM_STATUS_INVALID_VALUE` (op or layout code, negative k or
+    ! leading dimension, `ldx`/`ldy` smaller than the row length (row-major) or the number of
+    ! rows (column-major), X and Y overlapping, A without values, misaligned X or Y),
+    ! `SPGEMM_STATUS_INDEX_OVERFLOW` (X or Y spans more than the address space),
+    ! `SPGEMM_STATUS_PLAN_MISMATCH` (analysis made for another matrix),
+    ! `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad A),
+    ! `SPGEMM_STATUS_ALLOC_FAILED` (A^T without an analysis needs a temporary transpose).
+    ! Y is unchanged when an error is reported before the product starts (all of the above).
+    ! Calls on one handle are serialised; different handles run concurrently.
+    !
+    ! # Safety
+    ! Pointers are NULL or valid for the extents described above; `analysis` is NULL or live.
+    function spgemm_spmm(handle, op, alpha, a, analysis, layout, k, x, ldx, beta, y, ldy) &
+        bind(C, name="spgemm_spmm") result(status)
+      import :: c_double, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: op
+      real(c_double), value :: alpha
+      type(c_ptr), value :: a
+      type(c_ptr), value :: analysis
+      integer(c_int32_t), value :: layout
+      integer(c_int64_t), value :: k
+      type(c_ptr), value :: x
+      integer(c_int64_t), value :: ldx
+      real(c_double), value :: beta
+      type(c_ptr), value :: y
+      integer(c_int64_t), value :: ldy
+      integer(c_int32_t) :: status
+    end function spgemm_spmm
+
+    ! Analyses A for repeated `spgemm_spmm` calls with `op` (as MKL's `mkl_sparse_set_mm_hint`
+    ! and `mkl_sparse_optimize` do): validates A fully once, stores a row partition balanced by
+    ! nonzeros for the handle's thread count and a digest of A's structure, and for
+    ! `SPGEMM_OPERATION_TRANSPOSE` the structure of A^T (about 16 bytes per entry), so the
+    ! transposed product needs no temporary. `layout` and `k_hint` (expected number of
+    ! columns, 0 = unknown) describe the expected use. Optional: `spgemm_spmm` works without.
+    !
+    ! On success `*analysis` owns the object; release it with `spgemm_spmm_analysis_destroy`.
+    ! It stays valid while A's structure is unchanged (values may change), and may be used
+    ! with any handle and from several threads at once.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, analysis), `SPGEMM_STATUS_INVALID_VALUE`
+    ! (op or layout code, negative k_hint), `SPGEMM_STATUS_INVALID_STRUCTURE`,
+    ! `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED`.
+    ! Calls on one handle are serialised.
+    !
+    ! # Safety
+    ! `handle` and `A` are NULL or live; `analysis` is NULL or writable.
+    function spgemm_spmm_analysis_create(handle, op, a, layout, k_hint, analysis) &
+        bind(C, name="spgemm_spmm_analysis_create") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: op
+      type(c_ptr), value :: a
+      integer(c_int32_t), value :: layout
+      integer(c_int64_t), value :: k_hint
+      type(c_ptr), intent(out) :: analysis
+      integer(c_int32_t) :: status
+    end function spgemm_spmm_analysis_create
+
+    ! Destroys an analysis. `spgemm_spmm_analysis_destroy(NULL)` does nothing. Must not run
+    ! concurrently with a call using the analysis.
+    !
+    ! # Safety
+    ! `analysis` is NULL or a live analysis.
+    function spgemm_spmm_analysis_destroy(analysis) &
+        bind(C, name="spgemm_spmm_analysis_destroy") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: analysis
+      integer(c_int32_t) :: status
+    end function spgemm_spmm_analysis_destroy
   end interface
 
 contains

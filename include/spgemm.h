@@ -65,6 +65,10 @@ typedef struct spgemm_matrix_t spgemm_matrix_t;
 // Opaque result of the symbolic phase, reused by numeric calls.
 typedef struct spgemm_plan_t spgemm_plan_t;
 
+// Opaque precomputation for repeated SpMM with one matrix (MKL's `set_mm_hint` and
+// `optimize`). Read-only once created: may be shared between threads and handles.
+typedef struct spgemm_spmm_analysis_t spgemm_spmm_analysis_t;
+
 // Status code returned by every function (0 = success). See `SPGEMM_STATUS_*`.
 typedef int32_t spgemm_status_t;
 
@@ -82,6 +86,12 @@ typedef int32_t spgemm_value_type_t;
 
 // Index base: 0 (C) or 1 (Fortran).
 typedef int32_t spgemm_index_base_t;
+
+// op(A) in SpMM. See `SPGEMM_OPERATION_*`.
+typedef int32_t spgemm_operation_t;
+
+// Storage order of the dense matrices X and Y. See `SPGEMM_LAYOUT_*`.
+typedef int32_t spgemm_layout_t;
 
 
 
@@ -168,6 +178,18 @@ typedef int32_t spgemm_index_base_t;
 // no NVRTC library or no device is found, and with `SPGEMM_STATUS_NOT_SUPPORTED` when a
 // size exceeds the GPU path's 32-bit device indices.
 #define SPGEMM_BACKEND_CUDA 2
+
+// Row-major: entry (i, j) at `i * ld + j`; `ld >= k`.
+#define SPGEMM_LAYOUT_ROW_MAJOR 0
+
+// Column-major (Fortran): entry (i, j) at `j * ld + i`; `ld >= max(1, rows)`.
+#define SPGEMM_LAYOUT_COL_MAJOR 1
+
+// op(A) = A.
+#define SPGEMM_OPERATION_NON_TRANSPOSE 0
+
+// op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis).
+#define SPGEMM_OPERATION_TRANSPOSE 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -487,6 +509,91 @@ spgemm_status_t spgemm_multiply(spgemm_handle_t *handle,
                                 spgemm_index_type_t c_index_type,
                                 spgemm_index_base_t c_base,
                                 spgemm_matrix_t **c);
+
+// Y = alpha * op(A) * X + beta * Y (SpMM; SpMV when k = 1).
+//
+// - `a`: the CSR matrix A (any offset/index/value type and base), m x n, with values.
+//   op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k) or A^T
+//   (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k).
+// - `x`, `y`: the dense arrays X and Y, of A's value type (`float` or `double`), both in `layout`
+//   (`SPGEMM_LAYOUT_ROW_MAJOR`: entry (i, j) at `i * ld + j`, `ld >= k`;
+//   `SPGEMM_LAYOUT_COL_MAJOR`: entry (i, j) at `j * ld + i`, `ld >= max(1, rows)`), with
+//   leading dimensions `ldx`, `ldy`. They must not overlap. Entries between rows (or
+//   columns) beyond the leading dimension's used part are neither read nor written.
+// - `alpha`, `beta`: scalars (converted to `float` for float matrices); any value,
+//   NaN included. BLAS conventions: `beta == 0` means Y is not read (NaN or garbage in Y
+//   is overwritten); `alpha == 0` means A and X are not read (X may then be NULL).
+// - `k >= 0` columns (k = 0 does nothing; k = 1 is SpMV).
+// - `analysis`: NULL, or an analysis of A from `spgemm_spmm_analysis_create`; used when
+//   its op is `op` (its row partition and, for A^T, its transposed structure). A's values
+//   may change between calls; its structure must be the one analysed.
+//
+// Determinism: each entry of Y is computed by one thread as
+// `alpha * (sum over its row of op(A), in storage order) + beta * y`, so results are
+// bitwise identical whatever the thread count and with or without an analysis (they may
+// differ between machines: FMA is used where the CPU has it).
+//
+// Validation (see `spgemm_set_validation`): when on, A is checked fully on each call
+// without an analysis, and compared with the analysed structure (digest) with one; when
+// off, only O(1) checks are made and a bad column index gives `SPGEMM_STATUS_INTERNAL`
+// or a wrong result, never an access outside X or Y.
+//
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, X when alpha != 0 and X has entries,
+// Y when it has entries), `SPGEMM_STATUS_INVALID_VALUE` (op or layout code, negative k or
+// leading dimension, `ldx`/`ldy` smaller than the row length (row-major) or the number of
+// rows (column-major), X and Y overlapping, A without values, misaligned X or Y),
+// `SPGEMM_STATUS_INDEX_OVERFLOW` (X or Y spans more than the address space),
+// `SPGEMM_STATUS_PLAN_MISMATCH` (analysis made for another matrix),
+// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad A),
+// `SPGEMM_STATUS_ALLOC_FAILED` (A^T without an analysis needs a temporary transpose).
+// Y is unchanged when an error is reported before the product starts (all of the above).
+// Calls on one handle are serialised; different handles run concurrently.
+//
+// # Safety
+// Pointers are NULL or valid for the extents described above; `analysis` is NULL or live.
+spgemm_status_t spgemm_spmm(spgemm_handle_t *handle,
+                            spgemm_operation_t op,
+                            double alpha,
+                            const spgemm_matrix_t *a,
+                            const spgemm_spmm_analysis_t *analysis,
+                            spgemm_layout_t layout,
+                            int64_t k,
+                            const void *x,
+                            int64_t ldx,
+                            double beta,
+                            void *y,
+                            int64_t ldy);
+
+// Analyses A for repeated `spgemm_spmm` calls with `op` (as MKL's `mkl_sparse_set_mm_hint`
+// and `mkl_sparse_optimize` do): validates A fully once, stores a row partition balanced by
+// nonzeros for the handle's thread count and a digest of A's structure, and for
+// `SPGEMM_OPERATION_TRANSPOSE` the structure of A^T (about 16 bytes per entry), so the
+// transposed product needs no temporary. `layout` and `k_hint` (expected number of
+// columns, 0 = unknown) describe the expected use. Optional: `spgemm_spmm` works without.
+//
+// On success `*analysis` owns the object; release it with `spgemm_spmm_analysis_destroy`.
+// It stays valid while A's structure is unchanged (values may change), and may be used
+// with any handle and from several threads at once.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, analysis), `SPGEMM_STATUS_INVALID_VALUE`
+// (op or layout code, negative k_hint), `SPGEMM_STATUS_INVALID_STRUCTURE`,
+// `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED`.
+// Calls on one handle are serialised.
+//
+// # Safety
+// `handle` and `A` are NULL or live; `analysis` is NULL or writable.
+spgemm_status_t spgemm_spmm_analysis_create(spgemm_handle_t *handle,
+                                            spgemm_operation_t op,
+                                            const spgemm_matrix_t *a,
+                                            spgemm_layout_t layout,
+                                            int64_t k_hint,
+                                            spgemm_spmm_analysis_t **analysis);
+
+// Destroys an analysis. `spgemm_spmm_analysis_destroy(NULL)` does nothing. Must not run
+// concurrently with a call using the analysis.
+//
+// # Safety
+// `analysis` is NULL or a live analysis.
+spgemm_status_t spgemm_spmm_analysis_destroy(spgemm_spmm_analysis_t *analysis);
 
 #ifdef __cplusplus
 }  // extern "C"

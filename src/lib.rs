@@ -18,6 +18,7 @@ pub mod ffi;
 pub mod handle;
 pub mod output;
 pub mod plan;
+pub mod spmm;
 pub mod types;
 
 pub use error::{Error, Result, Status};

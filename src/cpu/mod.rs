@@ -5,4 +5,5 @@ pub mod accum;
 pub mod gustavson;
 pub mod partition;
 pub mod sort;
+pub mod spmm;
 pub mod workspace;

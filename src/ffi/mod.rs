@@ -10,6 +10,7 @@ pub mod boundary;
 pub mod handle;
 pub mod matrix;
 pub mod plan;
+pub mod spmm;
 
 use std::ffi::c_char;
 

@@ -16,6 +16,7 @@
 
 mod check;
 mod mtx;
+mod spmm_mode;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -31,7 +32,7 @@ use spgemm::{Error, Status};
 
 use mtx::Csr;
 
-const USAGE: &str = "usage: spgemm-bench list-algs | spgemm-bench spgemm --a A.mtx --b B.mtx|A [--alg auto,kkdense,...|all] \
+const USAGE: &str = "usage: spgemm-bench list-algs | spgemm-bench spmm --a A.mtx ... (see `spgemm-bench spmm --help`) | spgemm-bench spgemm --a A.mtx --b B.mtx|A [--alg auto,kkdense,...|all] \
 [--threads N (default 2)] [--reps N (default 5)] [--sorted 0|1 (default 1)] \
 [--validate 0|1 (default 1)] [--check-rows N (default 200)]";
 
@@ -304,6 +305,7 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
         algorithm: alg,
         sorted_output: cfg.sorted,
         validate: cfg.validate,
+        ..Options::default()
     };
     let mut offs_kind = IndexType::Int32;
     let mut sym = Vec::with_capacity(cfg.reps);
@@ -480,6 +482,9 @@ struct CrossRef {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("spmm") {
+        return ExitCode::from(spmm_mode::main(&args[1..]).clamp(0, 255) as u8);
+    }
     if args.first().map(String::as_str) == Some("list-algs") {
         // For scripts: every algorithm the library offers, one name a line.
         for a in Algorithm::ALL {

@@ -1,0 +1,380 @@
+//! SpMM kernels: Y = alpha * op(A) * X + beta * Y with A sparse (rows from `SparseRows`),
+//! X and Y dense, row- or column-major.
+//!
+//! - Work split: contiguous row chunks of about equal nonzeros (plus one unit per row, so
+//!   runs of empty rows are split too), several per thread, handed out by rayon.
+//! - Determinism: each entry of Y is computed by one thread, as
+//!   `alpha * (sum over the row's entries in storage order) + beta * y`; the chunking only
+//!   decides who computes it, so results are bitwise identical for any thread count.
+//! - Instruction set: one code path per process, chosen at run time (AVX-512, AVX2+FMA, or
+//!   the baseline build); the library itself is built for the baseline target.
+//! - Nothing is allocated here: A is streamed once per call (column-major reuses a row tile
+//!   of A from cache across column groups).
+
+pub mod colmajor;
+pub mod rowmajor;
+pub mod rows;
+pub mod spmv;
+pub mod transpose;
+
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+use crate::types::Scalar;
+use rows::SparseRows;
+
+/// Values usable by the kernels: `Scalar` plus a fused multiply-add.
+pub trait SpmmScalar: Scalar + std::ops::Mul<Output = Self> {
+    /// `a * b + c` with one rounding (only called on paths compiled with FMA).
+    fn fused(a: Self, b: Self, c: Self) -> Self;
+}
+
+impl SpmmScalar for f32 {
+    #[inline(always)]
+    fn fused(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+}
+
+impl SpmmScalar for f64 {
+    #[inline(always)]
+    fn fused(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+}
+
+/// `acc + a * x`, fused when the code path has FMA.
+#[inline(always)]
+pub(crate) fn madd<V: SpmmScalar, const FMA: bool>(acc: V, a: V, x: V) -> V {
+    if FMA {
+        V::fused(a, x, acc)
+    } else {
+        acc + a * x
+    }
+}
+
+/// The instruction-set path of the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    /// The target the library was built for (SSE2 on x86-64), no FMA.
+    Base,
+    /// AVX2 + FMA.
+    Avx2,
+    /// AVX-512F/VL + FMA.
+    Avx512,
+}
+
+impl Isa {
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Base => "base",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether this machine can run the path.
+    pub fn available(self) -> bool {
+        match self {
+            Isa::Base => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512vl")
+                    && Isa::Avx2.available()
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The best path on this machine, or the one named by `SPGEMM_SPMM_ISA`
+    /// (base, avx2, avx512) when that is available. Decided once per process.
+    pub fn detect() -> Isa {
+        static ISA: OnceLock<Isa> = OnceLock::new();
+        *ISA.get_or_init(|| {
+            let forced = std::env::var("SPGEMM_SPMM_ISA").ok().and_then(|s| {
+                [Isa::Base, Isa::Avx2, Isa::Avx512]
+                    .into_iter()
+                    .find(|i| i.name() == s.trim())
+            });
+            if let Some(i) = forced.filter(|i| i.available()) {
+                return i;
+            }
+            [Isa::Avx512, Isa::Avx2]
+                .into_iter()
+                .find(|i| i.available())
+                .unwrap_or(Isa::Base)
+        })
+    }
+}
+
+/// Storage order of X and Y.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Entry (i, j) at `i * ld + j`.
+    RowMajor = 0,
+    /// Entry (i, j) at `j * ld + i`.
+    ColMajor = 1,
+}
+
+/// Y's storage as handed to workers: chunks write disjoint rows.
+#[derive(Clone, Copy)]
+pub(crate) struct YPtr<V> {
+    ptr: *mut V,
+    len: usize,
+}
+// SAFETY: workers write disjoint sets of entries (their own rows), see `run`.
+unsafe impl<V: Send> Send for YPtr<V> {}
+// SAFETY: as above.
+unsafe impl<V: Send> Sync for YPtr<V> {}
+
+impl<V: Copy> YPtr<V> {
+    /// # Safety
+    /// `off` is in bounds and no other thread touches it concurrently.
+    #[inline(always)]
+    pub(crate) unsafe fn at(&self, off: usize) -> *mut V {
+        debug_assert!(off < self.len);
+        // SAFETY: per the contract.
+        unsafe { self.ptr.add(off) }
+    }
+}
+
+/// Everything a kernel needs besides A. Shapes were checked by the typed layer:
+/// X has `x_rows` rows and `k` columns, Y has `nrows(A)` rows and `k` columns, and the
+/// leading dimensions cover them.
+pub(crate) struct Dense<'a, V> {
+    pub k: usize,
+    pub layout: Layout,
+    pub alpha: V,
+    pub beta: V,
+    pub x: &'a [V],
+    pub ldx: usize,
+    pub x_rows: usize,
+    pub y: YPtr<V>,
+    pub ldy: usize,
+}
+
+/// The shapes of one product, for `run`.
+pub struct Problem<'a, V> {
+    pub k: usize,
+    pub layout: Layout,
+    pub alpha: V,
+    pub beta: V,
+    pub x: &'a [V],
+    pub ldx: usize,
+    /// Rows of X (ncols of op(A)).
+    pub x_rows: usize,
+    pub y: &'a mut [V],
+    pub ldy: usize,
+}
+
+/// Entries needed by a dense operand of `rows` x `k` with leading dimension `ld`, or `None`
+/// on overflow.
+pub fn dense_len(layout: Layout, rows: usize, k: usize, ld: usize) -> Option<usize> {
+    if rows == 0 || k == 0 {
+        return Some(0);
+    }
+    match layout {
+        Layout::RowMajor => (rows - 1).checked_mul(ld)?.checked_add(k),
+        Layout::ColMajor => (k - 1).checked_mul(ld)?.checked_add(rows),
+    }
+}
+
+/// Chunk `c` of `parts`: rows `[lo, hi)` with about `c / parts` of the cost
+/// `start(i) + i` before `lo`. Needs no storage (binary search on A's row offsets).
+pub fn chunk_bounds<V: Scalar, R: SparseRows<V>>(a: &R, c: usize, parts: usize) -> (usize, usize) {
+    let m = a.nrows();
+    let total = (a.start(m) + m) as u128;
+    let first = |c: usize| -> usize {
+        if c == 0 {
+            return 0;
+        }
+        if c >= parts {
+            return m;
+        }
+        let target = total * c as u128 / parts as u128;
+        let (mut lo, mut hi) = (0usize, m);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if ((a.start(mid) + mid) as u128) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    (first(c), first(c + 1))
+}
+
+/// Number of chunks for `threads` workers: several per thread, none for tiny products.
+pub fn chunk_count<V: Scalar, R: SparseRows<V>>(a: &R, k: usize, threads: usize) -> usize {
+    let m = a.nrows();
+    let work = (a.start(m) + m).saturating_mul(k.max(1));
+    if threads <= 1 || work < (1 << 15) {
+        return 1;
+    }
+    (threads * 8).min(m).max(1)
+}
+
+/// Row partition balanced by nonzeros (what an analysis stores).
+pub fn partition<V: Scalar, R: SparseRows<V>>(a: &R, parts: usize) -> Vec<usize> {
+    let mut b: Vec<usize> = (0..parts).map(|c| chunk_bounds(a, c, parts).0).collect();
+    b.push(a.nrows());
+    b
+}
+
+/// Y = alpha * A * X + beta * Y on the current rayon pool. `bounds` is a precomputed
+/// partition (from an analysis) or `None` (computed on the fly).
+pub fn run<V: SpmmScalar, R: SparseRows<V>>(
+    isa: Isa,
+    a: &R,
+    p: Problem<'_, V>,
+    bounds: Option<&[usize]>,
+    threads: usize,
+) {
+    let m = a.nrows();
+    if m == 0 || p.k == 0 {
+        return;
+    }
+    assert!(
+        dense_len(p.layout, p.x_rows, p.k, p.ldx) == Some(p.x.len()),
+        "X storage does not match its shape"
+    );
+    let x_rows = p.x_rows;
+    let d = Dense {
+        k: p.k,
+        layout: p.layout,
+        alpha: p.alpha,
+        beta: p.beta,
+        x: p.x,
+        ldx: p.ldx,
+        x_rows,
+        y: YPtr {
+            ptr: p.y.as_mut_ptr(),
+            len: p.y.len(),
+        },
+        ldy: p.ldy,
+    };
+    assert!(
+        dense_len(p.layout, m, p.k, p.ldy) == Some(p.y.len()),
+        "Y storage does not match its shape"
+    );
+    match bounds {
+        Some(b) if threads > 1 && b.len() > 2 => {
+            (0..b.len() - 1)
+                .into_par_iter()
+                .for_each(|c| chunk(isa, a, b[c], b[c + 1], &d));
+        }
+        _ => {
+            let parts = chunk_count(a, p.k, threads);
+            if parts == 1 {
+                chunk(isa, a, 0, m, &d);
+            } else {
+                (0..parts).into_par_iter().for_each(|c| {
+                    let (lo, hi) = chunk_bounds(a, c, parts);
+                    chunk(isa, a, lo, hi, &d);
+                });
+            }
+        }
+    }
+}
+
+/// Rows `[lo, hi)` on the chosen instruction-set path.
+fn chunk<V: SpmmScalar, R: SparseRows<V>>(isa: Isa, a: &R, lo: usize, hi: usize, d: &Dense<V>) {
+    if lo >= hi {
+        return;
+    }
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::detect` / `available` checked the features.
+        Isa::Avx512 if d.layout == Layout::RowMajor || d.k == 1 => unsafe {
+            chunk_avx512(a, lo, hi, d)
+        },
+        // Column-major reads X with a stride: with AVX-512 the compiler turns the column
+        // group into gathers, which measured slower than the AVX2 code's scalar loads.
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX-512 machines have AVX2 and FMA (checked in `Isa::available`).
+        Isa::Avx512 => unsafe { chunk_avx2(a, lo, hi, d) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        Isa::Avx2 => unsafe { chunk_avx2(a, lo, hi, d) },
+        _ => chunk_generic::<V, R, false>(a, lo, hi, d),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn chunk_avx512<V: SpmmScalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, d: &Dense<V>) {
+    chunk_generic::<V, R, true>(a, lo, hi, d)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn chunk_avx2<V: SpmmScalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, d: &Dense<V>) {
+    chunk_generic::<V, R, true>(a, lo, hi, d)
+}
+
+#[inline(always)]
+fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    d: &Dense<V>,
+) {
+    if d.alpha == V::ZERO {
+        scale_rows(lo, hi, d);
+        return;
+    }
+    if d.k == 1 {
+        spmv::rows::<V, R, FMA>(a, lo, hi, d);
+        return;
+    }
+    match d.layout {
+        Layout::RowMajor => rowmajor::rows::<V, R, FMA>(a, lo, hi, d),
+        Layout::ColMajor => colmajor::rows::<V, R, FMA>(a, lo, hi, d),
+    }
+}
+
+/// alpha = 0: Y = beta * Y for rows `[lo, hi)`; A and X are not read, and Y is not read
+/// when beta = 0.
+#[inline(always)]
+fn scale_rows<V: SpmmScalar>(lo: usize, hi: usize, d: &Dense<V>) {
+    for i in lo..hi {
+        for j in 0..d.k {
+            let off = match d.layout {
+                Layout::RowMajor => i * d.ldy + j,
+                Layout::ColMajor => j * d.ldy + i,
+            };
+            // SAFETY: (i, j) is inside Y's checked shape and row i belongs to this chunk.
+            unsafe {
+                let y = d.y.at(off);
+                *y = if d.beta == V::ZERO {
+                    V::ZERO
+                } else {
+                    d.beta * *y
+                };
+            }
+        }
+    }
+}
+
+/// `alpha * acc + beta * y` into `*y`, not reading `*y` when beta = 0.
+///
+/// # Safety
+/// `y` is valid and owned by the calling chunk.
+#[inline(always)]
+pub(crate) unsafe fn store<V: SpmmScalar>(y: *mut V, acc: V, alpha: V, beta: V) {
+    // SAFETY: per the contract.
+    unsafe {
+        *y = if beta == V::ZERO {
+            alpha * acc
+        } else {
+            alpha * acc + beta * *y
+        };
+    }
+}

@@ -1,0 +1,234 @@
+//! SpMM entry points: `spgemm_spmm` (Y = alpha * op(A) * X + beta * Y, X and Y dense) and
+//! the optional analysis object `spgemm_spmm_analysis_t`.
+
+use std::ffi::c_void;
+
+use super::boundary::guard;
+use super::handle::{spgemm_handle_t, with_handle};
+use super::matrix::{dim, matrix_ref, raw_slice, raw_slice_mut, spgemm_matrix_t};
+use super::spgemm_status_t;
+use crate::csr::ValueSlice;
+use crate::error::{Error, Result, Status, err};
+use crate::output::ValueSliceMut;
+use crate::spmm::{self, DenseArgs, Layout, Op, SpmmAnalysis};
+use crate::types::ValueType;
+
+/// Storage order of the dense matrices X and Y. See `SPGEMM_LAYOUT_*`.
+pub type spgemm_layout_t = i32;
+/// op(A) in SpMM. See `SPGEMM_OPERATION_*`.
+pub type spgemm_operation_t = i32;
+
+/// Row-major: entry (i, j) at `i * ld + j`; `ld >= k`.
+pub const SPGEMM_LAYOUT_ROW_MAJOR: spgemm_layout_t = 0;
+/// Column-major (Fortran): entry (i, j) at `j * ld + i`; `ld >= max(1, rows)`.
+pub const SPGEMM_LAYOUT_COL_MAJOR: spgemm_layout_t = 1;
+
+/// op(A) = A.
+pub const SPGEMM_OPERATION_NON_TRANSPOSE: spgemm_operation_t = 0;
+/// op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis).
+pub const SPGEMM_OPERATION_TRANSPOSE: spgemm_operation_t = 1;
+
+/// Opaque precomputation for repeated SpMM with one matrix (MKL's `set_mm_hint` and
+/// `optimize`). Read-only once created: may be shared between threads and handles.
+pub struct spgemm_spmm_analysis_t {
+    inner: SpmmAnalysis,
+}
+
+fn op_of(code: spgemm_operation_t) -> Result<Op> {
+    Op::from_code(code).ok_or_else(|| {
+        Error::new(
+            Status::InvalidValue,
+            format!("op = {code} is not an SPGEMM_OPERATION_* code"),
+        )
+    })
+}
+
+fn layout_of(code: spgemm_layout_t) -> Result<Layout> {
+    Layout::from_code(code).ok_or_else(|| {
+        Error::new(
+            Status::InvalidValue,
+            format!("layout = {code} is not an SPGEMM_LAYOUT_* code"),
+        )
+    })
+}
+
+/// Y = alpha * op(A) * X + beta * Y (SpMM; SpMV when k = 1).
+///
+/// - `a`: the CSR matrix A (any offset/index/value type and base), m x n, with values.
+///   op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k) or A^T
+///   (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k).
+/// - `x`, `y`: the dense arrays X and Y, of A's value type (`float` or `double`), both in `layout`
+///   (`SPGEMM_LAYOUT_ROW_MAJOR`: entry (i, j) at `i * ld + j`, `ld >= k`;
+///   `SPGEMM_LAYOUT_COL_MAJOR`: entry (i, j) at `j * ld + i`, `ld >= max(1, rows)`), with
+///   leading dimensions `ldx`, `ldy`. They must not overlap. Entries between rows (or
+///   columns) beyond the leading dimension's used part are neither read nor written.
+/// - `alpha`, `beta`: scalars (converted to `float` for float matrices); any value,
+///   NaN included. BLAS conventions: `beta == 0` means Y is not read (NaN or garbage in Y
+///   is overwritten); `alpha == 0` means A and X are not read (X may then be NULL).
+/// - `k >= 0` columns (k = 0 does nothing; k = 1 is SpMV).
+/// - `analysis`: NULL, or an analysis of A from `spgemm_spmm_analysis_create`; used when
+///   its op is `op` (its row partition and, for A^T, its transposed structure). A's values
+///   may change between calls; its structure must be the one analysed.
+///
+/// Determinism: each entry of Y is computed by one thread as
+/// `alpha * (sum over its row of op(A), in storage order) + beta * y`, so results are
+/// bitwise identical whatever the thread count and with or without an analysis (they may
+/// differ between machines: FMA is used where the CPU has it).
+///
+/// Validation (see `spgemm_set_validation`): when on, A is checked fully on each call
+/// without an analysis, and compared with the analysed structure (digest) with one; when
+/// off, only O(1) checks are made and a bad column index gives `SPGEMM_STATUS_INTERNAL`
+/// or a wrong result, never an access outside X or Y.
+///
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, X when alpha != 0 and X has entries,
+/// Y when it has entries), `SPGEMM_STATUS_INVALID_VALUE` (op or layout code, negative k or
+/// leading dimension, `ldx`/`ldy` smaller than the row length (row-major) or the number of
+/// rows (column-major), X and Y overlapping, A without values, misaligned X or Y),
+/// `SPGEMM_STATUS_INDEX_OVERFLOW` (X or Y spans more than the address space),
+/// `SPGEMM_STATUS_PLAN_MISMATCH` (analysis made for another matrix),
+/// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad A),
+/// `SPGEMM_STATUS_ALLOC_FAILED` (A^T without an analysis needs a temporary transpose).
+/// Y is unchanged when an error is reported before the product starts (all of the above).
+/// Calls on one handle are serialised; different handles run concurrently.
+///
+/// # Safety
+/// Pointers are NULL or valid for the extents described above; `analysis` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_spmm(
+    handle: *mut spgemm_handle_t,
+    op: spgemm_operation_t,
+    alpha: f64,
+    a: *const spgemm_matrix_t,
+    analysis: *const spgemm_spmm_analysis_t,
+    layout: spgemm_layout_t,
+    k: i64,
+    x: *const c_void,
+    ldx: i64,
+    beta: f64,
+    y: *mut c_void,
+    ldy: i64,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        let op = op_of(op)?;
+        let layout = layout_of(layout)?;
+        // SAFETY: NULL or live per contract.
+        let av = unsafe { matrix_ref(a, "A") }?.view("A")?;
+        let k = dim(k, "k")?;
+        let ldx = dim(ldx, "ldx")?;
+        let ldy = dim(ldy, "ldy")?;
+        let (x_rows, y_rows) = spmm::operand_rows(op, av.nrows, av.ncols);
+        let mut nx = spmm::dense_extent("X", layout, x_rows, k, ldx)?;
+        let ny = spmm::dense_extent("Y", layout, y_rows, k, ldy)?;
+        let alpha_zero = match av.value_type {
+            ValueType::Float32 => alpha as f32 == 0.0,
+            ValueType::Float64 => alpha == 0.0,
+        };
+        if alpha_zero {
+            nx = 0; // X is not read.
+        }
+        let esize = match av.value_type {
+            ValueType::Float32 => 4usize,
+            ValueType::Float64 => 8,
+        };
+        if nx > 0 && ny > 0 {
+            let (xs, xe) = (x as usize, (x as usize).saturating_add(nx * esize));
+            let (ys, ye) = (y as usize, (y as usize).saturating_add(ny * esize));
+            if xs < ye && ys < xe {
+                return err(Status::InvalidValue, "X and Y overlap");
+            }
+        }
+        // SAFETY: the caller guarantees nx readable and ny writable entries (non-aliased,
+        // checked above); raw_slice checks NULL, alignment and size.
+        let (xs, ys) = unsafe {
+            match av.value_type {
+                ValueType::Float32 => (
+                    ValueSlice::F32(raw_slice(x, nx, "X")?),
+                    ValueSliceMut::F32(raw_slice_mut(y, ny, "Y")?),
+                ),
+                ValueType::Float64 => (
+                    ValueSlice::F64(raw_slice(x, nx, "X")?),
+                    ValueSliceMut::F64(raw_slice_mut(y, ny, "Y")?),
+                ),
+            }
+        };
+        // SAFETY: NULL or live per contract.
+        let an = unsafe { analysis.as_ref() }.map(|p| &p.inner);
+        spmm::spmm(
+            h,
+            op,
+            alpha,
+            &av,
+            an,
+            beta,
+            DenseArgs {
+                layout,
+                k,
+                x: xs,
+                ldx,
+                y: ys,
+                ldy,
+            },
+        )
+    })
+}
+
+/// Analyses A for repeated `spgemm_spmm` calls with `op` (as MKL's `mkl_sparse_set_mm_hint`
+/// and `mkl_sparse_optimize` do): validates A fully once, stores a row partition balanced by
+/// nonzeros for the handle's thread count and a digest of A's structure, and for
+/// `SPGEMM_OPERATION_TRANSPOSE` the structure of A^T (about 16 bytes per entry), so the
+/// transposed product needs no temporary. `layout` and `k_hint` (expected number of
+/// columns, 0 = unknown) describe the expected use. Optional: `spgemm_spmm` works without.
+///
+/// On success `*analysis` owns the object; release it with `spgemm_spmm_analysis_destroy`.
+/// It stays valid while A's structure is unchanged (values may change), and may be used
+/// with any handle and from several threads at once.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, analysis), `SPGEMM_STATUS_INVALID_VALUE`
+/// (op or layout code, negative k_hint), `SPGEMM_STATUS_INVALID_STRUCTURE`,
+/// `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED`.
+/// Calls on one handle are serialised.
+///
+/// # Safety
+/// `handle` and `A` are NULL or live; `analysis` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_spmm_analysis_create(
+    handle: *mut spgemm_handle_t,
+    op: spgemm_operation_t,
+    a: *const spgemm_matrix_t,
+    layout: spgemm_layout_t,
+    k_hint: i64,
+    analysis: *mut *mut spgemm_spmm_analysis_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        super::boundary::non_null(analysis, "analysis")?;
+        // SAFETY: non-NULL and writable per contract.
+        unsafe { *analysis = std::ptr::null_mut() };
+        let op = op_of(op)?;
+        let layout = layout_of(layout)?;
+        let k_hint = dim(k_hint, "k_hint")?;
+        // SAFETY: NULL or live per contract.
+        let av = unsafe { matrix_ref(a, "A") }?.view("A")?;
+        let inner = spmm::analyse(h, op, &av, layout, k_hint)?;
+        let b = Box::new(spgemm_spmm_analysis_t { inner });
+        // SAFETY: as above.
+        unsafe { *analysis = Box::into_raw(b) };
+        Ok(())
+    })
+}
+
+/// Destroys an analysis. `spgemm_spmm_analysis_destroy(NULL)` does nothing. Must not run
+/// concurrently with a call using the analysis.
+///
+/// # Safety
+/// `analysis` is NULL or a live analysis.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_spmm_analysis_destroy(
+    analysis: *mut spgemm_spmm_analysis_t,
+) -> spgemm_status_t {
+    guard(None, || {
+        if !analysis.is_null() {
+            // SAFETY: pointer came from Box::into_raw in spgemm_spmm_analysis_create.
+            drop(unsafe { Box::from_raw(analysis) });
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,729 @@
+//! SpMM on the CPU against a simple reference: every index/value/base combination, both
+//! layouts, both ops, padded leading dimensions, BLAS alpha/beta conventions, degenerate
+//! shapes, analysis reuse, every instruction-set path, errors, and bitwise determinism
+//! across thread counts.
+
+mod common;
+
+use common::*;
+use spgemm::cpu::spmm::rows::CsrRows;
+use spgemm::cpu::spmm::{self as kern, Isa, Problem};
+use spgemm::csr::ValueSlice;
+use spgemm::handle::Handle;
+use spgemm::output::ValueSliceMut;
+use spgemm::spmm::{self, DenseArgs, Layout, Op, SpmmAnalysis};
+use spgemm::types::{IndexType, ValueType};
+use spgemm::{Result, Status};
+
+const LAYOUTS: [Layout; 2] = [Layout::RowMajor, Layout::ColMajor];
+const OPS: [Op; 2] = [Op::NonTranspose, Op::Transpose];
+/// Value written into padding (entries beyond the used part of a leading dimension).
+const PAD: f64 = 12345.0;
+
+/// A dense matrix in f64 with its storage parameters.
+#[derive(Clone, Debug)]
+struct Dense {
+    rows: usize,
+    k: usize,
+    ld: usize,
+    layout: Layout,
+    data: Vec<f64>,
+}
+
+impl Dense {
+    fn new(rows: usize, k: usize, pad: usize, layout: Layout, rng: &mut Rng) -> Dense {
+        let ld = match layout {
+            Layout::RowMajor => k.max(1) + pad,
+            Layout::ColMajor => rows.max(1) + pad,
+        };
+        let len = kern::dense_len(layout, rows, k, ld).unwrap();
+        let mut d = Dense {
+            rows,
+            k,
+            ld,
+            layout,
+            data: vec![PAD; len],
+        };
+        for i in 0..rows {
+            for j in 0..k {
+                let v = rng.unit() * 2.0 - 1.0;
+                d.set(i, j, v);
+            }
+        }
+        d
+    }
+    fn at(&self, i: usize, j: usize) -> usize {
+        match self.layout {
+            Layout::RowMajor => i * self.ld + j,
+            Layout::ColMajor => j * self.ld + i,
+        }
+    }
+    fn get(&self, i: usize, j: usize) -> f64 {
+        self.data[self.at(i, j)]
+    }
+    fn set(&mut self, i: usize, j: usize, v: f64) {
+        let p = self.at(i, j);
+        self.data[p] = v;
+    }
+    /// Positions that belong to no (i, j).
+    fn padding(&self) -> Vec<usize> {
+        let mut used = vec![false; self.data.len()];
+        for i in 0..self.rows {
+            for j in 0..self.k {
+                used[self.at(i, j)] = true;
+            }
+        }
+        (0..self.data.len()).filter(|&p| !used[p]).collect()
+    }
+}
+
+/// Reference Y = alpha op(A) X + beta Y in f64 (beta = 0: Y not read), with a per-entry
+/// error scale (sum of |terms|).
+fn reference(
+    a: &Csr,
+    op: Op,
+    alpha: f64,
+    x: &Dense,
+    beta: f64,
+    y: &Dense,
+    round: impl Fn(f64) -> f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let (yr, k) = (y.rows, y.k);
+    let mut sum = vec![0.0; yr * k];
+    let mut mag = vec![0.0; yr * k];
+    for i in 0..a.nrows {
+        for p in a.ptr[i]..a.ptr[i + 1] {
+            let (r, c) = match op {
+                Op::NonTranspose => (i, a.col[p]),
+                Op::Transpose => (a.col[p], i),
+            };
+            let av = round(a.val[p]);
+            for j in 0..k {
+                let t = av * round(x.get(c, j));
+                sum[r * k + j] += t;
+                mag[r * k + j] += t.abs();
+            }
+        }
+    }
+    let mut out = vec![0.0; yr * k];
+    for r in 0..yr {
+        for j in 0..k {
+            let y0 = round(y.get(r, j));
+            let s = alpha * sum[r * k + j];
+            let e = (alpha * mag[r * k + j]).abs();
+            if beta == 0.0 {
+                out[r * k + j] = s;
+                mag[r * k + j] = e;
+            } else {
+                out[r * k + j] = s + beta * y0;
+                mag[r * k + j] = e + (beta * y0).abs();
+            }
+        }
+    }
+    (out, mag)
+}
+
+/// Runs the typed product on `a` with X and Y converted to A's value type; returns Y in f64.
+#[allow(clippy::too_many_arguments)]
+fn product(
+    h: &Handle,
+    a: &Typed,
+    op: Op,
+    alpha: f64,
+    x: &Dense,
+    beta: f64,
+    y: &Dense,
+    analysis: Option<&SpmmAnalysis>,
+) -> Result<Vec<f64>> {
+    let args = |xs, ys| DenseArgs {
+        layout: x.layout,
+        k: x.k,
+        x: xs,
+        ldx: x.ld,
+        y: ys,
+        ldy: y.ld,
+    };
+    match a.vt {
+        ValueType::Float32 => {
+            let xv: Vec<f32> = x.data.iter().map(|&v| v as f32).collect();
+            let mut yv: Vec<f32> = y.data.iter().map(|&v| v as f32).collect();
+            spmm::spmm(
+                h,
+                op,
+                alpha,
+                &a.any(),
+                analysis,
+                beta,
+                args(ValueSlice::F32(&xv), ValueSliceMut::F32(&mut yv)),
+            )?;
+            Ok(yv.iter().map(|&v| v as f64).collect())
+        }
+        ValueType::Float64 => {
+            let mut yv = y.data.clone();
+            spmm::spmm(
+                h,
+                op,
+                alpha,
+                &a.any(),
+                analysis,
+                beta,
+                args(ValueSlice::F64(&x.data), ValueSliceMut::F64(&mut yv)),
+            )?;
+            Ok(yv)
+        }
+    }
+}
+
+/// Checks `got` (Y's storage) against the reference, and that padding is untouched.
+fn check(got: &[f64], y: &Dense, want: &(Vec<f64>, Vec<f64>), vt: ValueType, what: &str) {
+    let eps = match vt {
+        ValueType::Float32 => 2e-6,
+        ValueType::Float64 => 1e-14,
+    };
+    for p in y.padding() {
+        assert_eq!(
+            got[p].to_bits(),
+            y.data[p].to_bits(),
+            "{what}: padding at {p} changed"
+        );
+    }
+    for r in 0..y.rows {
+        for j in 0..y.k {
+            let g = got[y.at(r, j)];
+            let (w, e) = (want.0[r * y.k + j], want.1[r * y.k + j]);
+            let tol = eps * (e + 1.0) * 8.0;
+            assert!(
+                (g - w).abs() <= tol || (g.is_nan() && w.is_nan()),
+                "{what}: Y({r}, {j}) = {g}, expected {w} (tolerance {tol})"
+            );
+        }
+    }
+}
+
+fn round_for(vt: ValueType) -> fn(f64) -> f64 {
+    match vt {
+        ValueType::Float32 => |v| v as f32 as f64,
+        ValueType::Float64 => |v| v,
+    }
+}
+
+fn shapes(rng: &mut Rng) -> Vec<Csr> {
+    let base = Shape {
+        nrows: 53,
+        ncols: 41,
+        max_row: 9,
+        empty_rows: 0.2,
+        duplicates: true,
+        unsorted: true,
+        ..Shape::default()
+    };
+    vec![
+        random(rng, base),
+        random(
+            rng,
+            Shape {
+                nrows: 7,
+                ncols: 90,
+                max_row: 40,
+                ..base
+            },
+        ),
+    ]
+}
+
+#[test]
+fn every_type_layout_op_against_reference() {
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(11);
+    let mats = shapes(&mut rng);
+    for (mi, m) in mats.iter().enumerate() {
+        for ot in OFFSET_TYPES {
+            for it in INDEX_TYPES {
+                for vt in VALUE_TYPES {
+                    for base in [0, 1] {
+                        let a = typed(m, ot, it, vt, base, true);
+                        for layout in LAYOUTS {
+                            for op in OPS {
+                                let (xr, yr) = spmm::operand_rows(op, m.nrows, m.ncols);
+                                for (k, pad) in [(1, 0), (3, 2), (13, 0), (37, 3)] {
+                                    let x = Dense::new(xr, k, pad, layout, &mut rng);
+                                    let y = Dense::new(yr, k, pad, layout, &mut rng);
+                                    let (alpha, beta) = (0.75, -0.5);
+                                    let got =
+                                        product(&h, &a, op, alpha, &x, beta, &y, None).unwrap();
+                                    let want = reference(m, op, alpha, &x, beta, &y, round_for(vt));
+                                    let what = format!(
+                                        "m{mi} {ot:?}/{it:?}/{vt:?} base {base} {layout:?} {op:?} k {k} pad {pad}"
+                                    );
+                                    check(&got, &y, &want, vt, &what);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_column_count_up_to_70() {
+    // Exercises every register block and remainder combination of both layouts.
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(5);
+    let m = &shapes(&mut rng)[0];
+    for vt in VALUE_TYPES {
+        let a = typed(m, IndexType::Int32, IndexType::Int32, vt, 0, true);
+        for layout in LAYOUTS {
+            for k in 1..=70 {
+                let x = Dense::new(m.ncols, k, k % 3, layout, &mut rng);
+                let y = Dense::new(m.nrows, k, 1, layout, &mut rng);
+                let got = product(&h, &a, Op::NonTranspose, 1.5, &x, 1.0, &y, None).unwrap();
+                let want = reference(m, Op::NonTranspose, 1.5, &x, 1.0, &y, round_for(vt));
+                check(&got, &y, &want, vt, &format!("{vt:?} {layout:?} k {k}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn alpha_beta_conventions() {
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(7);
+    let mut m = shapes(&mut rng)[0].clone();
+    for vt in VALUE_TYPES {
+        for layout in LAYOUTS {
+            for op in OPS {
+                let (xr, yr) = spmm::operand_rows(op, m.nrows, m.ncols);
+                let a = typed(&m, IndexType::Int64, IndexType::Int32, vt, 1, true);
+                let x = Dense::new(xr, 5, 1, layout, &mut rng);
+                // beta = 0: NaN and Inf in Y must not leak.
+                let mut y = Dense::new(yr, 5, 1, layout, &mut rng);
+                for r in 0..yr {
+                    y.set(r, r % 5, if r % 2 == 0 { f64::NAN } else { f64::INFINITY });
+                }
+                let got = product(&h, &a, op, 2.0, &x, 0.0, &y, None).unwrap();
+                let want = reference(&m, op, 2.0, &x, 0.0, &y, round_for(vt));
+                check(&got, &y, &want, vt, "beta = 0");
+                for r in 0..yr {
+                    for j in 0..5 {
+                        assert!(got[y.at(r, j)].is_finite(), "beta = 0 leaked Y({r}, {j})");
+                    }
+                }
+                // beta = 1: Y accumulates.
+                let y = Dense::new(yr, 5, 0, layout, &mut rng);
+                let got = product(&h, &a, op, 1.0, &x, 1.0, &y, None).unwrap();
+                check(
+                    &got,
+                    &y,
+                    &reference(&m, op, 1.0, &x, 1.0, &y, round_for(vt)),
+                    vt,
+                    "beta 1",
+                );
+                // alpha = 0: A and X are not read (NaN in both), Y = beta * Y exactly.
+                let mut nan_m = m.clone();
+                nan_m.val.iter_mut().for_each(|v| *v = f64::NAN);
+                let an = typed(&nan_m, IndexType::Int64, IndexType::Int32, vt, 1, true);
+                let mut xn = x.clone();
+                xn.data.iter_mut().for_each(|v| *v = f64::NAN);
+                let got = product(&h, &an, op, 0.0, &xn, 0.5, &y, None).unwrap();
+                for r in 0..yr {
+                    for j in 0..5 {
+                        let want = round_for(vt)(y.get(r, j)) * 0.5;
+                        assert_eq!(got[y.at(r, j)], round_for(vt)(want), "alpha = 0");
+                    }
+                }
+                // alpha = 0 and beta = 0: Y = 0 even if it held NaN.
+                let mut yn = y.clone();
+                yn.data.iter_mut().for_each(|v| *v = f64::NAN);
+                let got = product(&h, &an, op, 0.0, &xn, 0.0, &yn, None).unwrap();
+                for r in 0..yr {
+                    for j in 0..5 {
+                        assert_eq!(got[yn.at(r, j)].to_bits(), 0, "alpha = beta = 0");
+                    }
+                }
+                // NaN alpha and beta are allowed and propagate.
+                let got = product(&h, &a, op, f64::NAN, &x, 1.0, &y, None).unwrap();
+                assert!(yr == 0 || got[y.at(0, 0)].is_nan());
+            }
+        }
+        m.val.iter_mut().for_each(|v| *v *= -1.0);
+    }
+}
+
+#[test]
+fn degenerate_shapes() {
+    let h = Handle::new(3).unwrap();
+    let mut rng = Rng::new(3);
+    for (nr, nc) in [(0, 0), (0, 5), (5, 0), (1, 1), (64, 1), (1, 64)] {
+        let m = random(
+            &mut rng,
+            Shape {
+                nrows: nr,
+                ncols: nc,
+                max_row: 4,
+                empty_rows: 0.5,
+                ..Shape::default()
+            },
+        );
+        for vt in VALUE_TYPES {
+            let a = typed(&m, IndexType::Int32, IndexType::Int64, vt, 0, true);
+            for layout in LAYOUTS {
+                for op in OPS {
+                    let (xr, yr) = spmm::operand_rows(op, nr, nc);
+                    for k in [0, 1, 4, 9] {
+                        let x = Dense::new(xr, k, 2, layout, &mut rng);
+                        let y = Dense::new(yr, k, 2, layout, &mut rng);
+                        let got = product(&h, &a, op, 1.25, &x, 0.5, &y, None).unwrap();
+                        let want = reference(&m, op, 1.25, &x, 0.5, &y, round_for(vt));
+                        check(
+                            &got,
+                            &y,
+                            &want,
+                            vt,
+                            &format!("{nr}x{nc} {layout:?} {op:?} k {k}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A larger matrix, enough for several chunks per thread.
+fn big(rng: &mut Rng) -> Csr {
+    random(
+        rng,
+        Shape {
+            nrows: 4000,
+            ncols: 3500,
+            max_row: 30,
+            empty_rows: 0.1,
+            duplicates: true,
+            unsorted: true,
+            ..Shape::default()
+        },
+    )
+}
+
+#[test]
+fn bitwise_identical_across_thread_counts_and_analysis() {
+    let mut rng = Rng::new(21);
+    let m = big(&mut rng);
+    let handles: Vec<Handle> = [1, 2, 3, 7]
+        .iter()
+        .map(|&t| Handle::new(t).unwrap())
+        .collect();
+    for vt in VALUE_TYPES {
+        let a = typed(&m, IndexType::Int32, IndexType::Int32, vt, 0, true);
+        for layout in LAYOUTS {
+            for op in OPS {
+                let (xr, yr) = spmm::operand_rows(op, m.nrows, m.ncols);
+                for k in [1, 8, 19] {
+                    let x = Dense::new(xr, k, 0, layout, &mut rng);
+                    let y = Dense::new(yr, k, 0, layout, &mut rng);
+                    let first = product(&handles[0], &a, op, 0.5, &x, 2.0, &y, None).unwrap();
+                    check(
+                        &first,
+                        &y,
+                        &reference(&m, op, 0.5, &x, 2.0, &y, round_for(vt)),
+                        vt,
+                        "1 thread",
+                    );
+                    for h in &handles {
+                        let an = spmm::analyse(h, op, &a.any(), layout, k).unwrap();
+                        for with in [None, Some(&an)] {
+                            let got = product(h, &a, op, 0.5, &x, 2.0, &y, with).unwrap();
+                            let same = got
+                                .iter()
+                                .zip(&first)
+                                .all(|(p, q)| p.to_bits() == q.to_bits());
+                            assert!(
+                                same,
+                                "{vt:?} {layout:?} {op:?} k {k}: {} threads, analysis {} differs",
+                                h.threads(),
+                                with.is_some()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_instruction_set_path_against_reference() {
+    let mut rng = Rng::new(8);
+    let m = big(&mut rng);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for isa in [Isa::Base, Isa::Avx2, Isa::Avx512] {
+        if !isa.available() {
+            eprintln!("skipping {isa:?}: not available on this machine");
+            continue;
+        }
+        let a = typed(
+            &m,
+            IndexType::Int64,
+            IndexType::Int64,
+            ValueType::Float64,
+            1,
+            true,
+        );
+        let any = a.any();
+        let csr = any.typed::<i64, i64, f64>().unwrap();
+        let rows = CsrRows {
+            csr,
+            vals: csr.values().unwrap(),
+        };
+        for layout in LAYOUTS {
+            for k in [1, 2, 7, 16, 45] {
+                let x = Dense::new(m.ncols, k, 1, layout, &mut rng);
+                let y = Dense::new(m.nrows, k, 1, layout, &mut rng);
+                let mut got = y.data.clone();
+                pool.install(|| {
+                    kern::run(
+                        isa,
+                        &rows,
+                        Problem {
+                            k,
+                            layout,
+                            alpha: -1.0,
+                            beta: 0.25,
+                            x: &x.data,
+                            ldx: x.ld,
+                            x_rows: x.rows,
+                            y: &mut got,
+                            ldy: y.ld,
+                        },
+                        None,
+                        2,
+                    )
+                });
+                let want = reference(&m, Op::NonTranspose, -1.0, &x, 0.25, &y, |v| v);
+                check(
+                    &got,
+                    &y,
+                    &want,
+                    ValueType::Float64,
+                    &format!("{isa:?} {layout:?} k {k}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn analysis_picks_up_new_values_and_detects_structure_changes() {
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(4);
+    let mut m = shapes(&mut rng)[0].clone();
+    for op in OPS {
+        let a = typed(
+            &m,
+            IndexType::Int32,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        );
+        let an = spmm::analyse(&h, op, &a.any(), Layout::RowMajor, 4).unwrap();
+        assert!(an.chunks() >= 1 && an.bytes() > 0);
+        let (xr, yr) = spmm::operand_rows(op, m.nrows, m.ncols);
+        let x = Dense::new(xr, 4, 0, Layout::RowMajor, &mut rng);
+        let y = Dense::new(yr, 4, 0, Layout::RowMajor, &mut rng);
+        // New values, same structure: the analysis stays valid.
+        m.val.iter_mut().for_each(|v| *v = *v * 3.0 - 1.0);
+        let a2 = typed(
+            &m,
+            IndexType::Int32,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        );
+        let got = product(&h, &a2, op, 1.0, &x, 0.0, &y, Some(&an)).unwrap();
+        check(
+            &got,
+            &y,
+            &reference(&m, op, 1.0, &x, 0.0, &y, |v| v),
+            ValueType::Float64,
+            "reuse",
+        );
+        // Same shape and entry count, different structure: detected with validation on.
+        let mut moved = m.clone();
+        let p = moved.col.len() / 2;
+        moved.col[p] = (moved.col[p] + 1) % moved.ncols;
+        let a3 = typed(
+            &moved,
+            IndexType::Int32,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        );
+        let e = product(&h, &a3, op, 1.0, &x, 0.0, &y, Some(&an)).unwrap_err();
+        assert_eq!(e.status, Status::PlanMismatch, "{e}");
+        // Different types or shape.
+        let a4 = typed(
+            &m,
+            IndexType::Int64,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        );
+        let e = product(&h, &a4, op, 1.0, &x, 0.0, &y, Some(&an)).unwrap_err();
+        assert_eq!(e.status, Status::PlanMismatch, "{e}");
+    }
+}
+
+#[test]
+fn errors_name_the_argument() {
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(9);
+    let m = shapes(&mut rng)[0].clone();
+    let a = typed(
+        &m,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let x = vec![0.0f64; m.ncols * 4];
+    let mut y = vec![0.0f64; m.nrows * 4];
+    let call = |layout, k, x: &[f64], ldx, y: &mut [f64], ldy| {
+        spmm::spmm(
+            &h,
+            Op::NonTranspose,
+            1.0,
+            &a.any(),
+            None,
+            0.0,
+            DenseArgs {
+                layout,
+                k,
+                x: ValueSlice::F64(x),
+                ldx,
+                y: ValueSliceMut::F64(y),
+                ldy,
+            },
+        )
+    };
+    let e = call(Layout::RowMajor, 4, &x, 3, &mut y, 4).unwrap_err();
+    assert_eq!(e.status, Status::InvalidValue);
+    assert!(e.message.contains("ldx = 3"), "{e}");
+    let e = call(Layout::ColMajor, 4, &x, m.ncols, &mut y, m.nrows - 1).unwrap_err();
+    assert!(e.message.contains("ldy"), "{e}");
+    let e = call(Layout::RowMajor, 4, &x[..10], 4, &mut y, 4).unwrap_err();
+    assert!(e.message.contains("X has 10 entries"), "{e}");
+    let e = call(
+        Layout::RowMajor,
+        usize::MAX / 2,
+        &x,
+        usize::MAX / 2,
+        &mut y,
+        4,
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::IndexOverflow, "{e}");
+    // X of the wrong value type.
+    let xf = vec![0.0f32; m.ncols * 4];
+    let e = spmm::spmm(
+        &h,
+        Op::NonTranspose,
+        1.0,
+        &a.any(),
+        None,
+        0.0,
+        DenseArgs {
+            layout: Layout::RowMajor,
+            k: 4,
+            x: ValueSlice::F32(&xf),
+            ldx: 4,
+            y: ValueSliceMut::F64(&mut y),
+            ldy: 4,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::TypeMismatch);
+    // Pattern-only A.
+    let p = typed(
+        &m,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        false,
+    );
+    let e = spmm::spmm(
+        &h,
+        Op::NonTranspose,
+        1.0,
+        &p.any(),
+        None,
+        0.0,
+        DenseArgs {
+            layout: Layout::RowMajor,
+            k: 4,
+            x: ValueSlice::F64(&x),
+            ldx: 4,
+            y: ValueSliceMut::F64(&mut y),
+            ldy: 4,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::InvalidValue);
+    // A column index out of range is found by validation.
+    let mut bad = m.clone();
+    let q = bad.col.len() - 1;
+    bad.col[q] = bad.ncols;
+    let b = typed(
+        &bad,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let e = spmm::spmm(
+        &h,
+        Op::NonTranspose,
+        1.0,
+        &b.any(),
+        None,
+        0.0,
+        DenseArgs {
+            layout: Layout::RowMajor,
+            k: 4,
+            x: ValueSlice::F64(&x),
+            ldx: 4,
+            y: ValueSliceMut::F64(&mut y),
+            ldy: 4,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::IndexOutOfRange, "{e}");
+    // ... and with validation off, caught by the kernel instead of reading outside X.
+    let mut h2 = Handle::new(1).unwrap();
+    h2.options.validate = false;
+    for (layout, op) in [
+        (Layout::RowMajor, Op::NonTranspose),
+        (Layout::ColMajor, Op::Transpose),
+    ] {
+        let (xr, yr) = spmm::operand_rows(op, bad.nrows, bad.ncols);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let x = Dense::new(xr, 2, 0, layout, &mut Rng::new(1));
+            let y = Dense::new(yr, 2, 0, layout, &mut Rng::new(2));
+            product(&h2, &b, op, 1.0, &x, 0.0, &y, None)
+        }));
+        match r {
+            Err(_) => {}
+            Ok(res) => assert!(res.is_err(), "{layout:?} {op:?}: bad index accepted"),
+        }
+    }
+}
