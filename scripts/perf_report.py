@@ -90,6 +90,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+")
     ap.add_argument("--title", default="")
+    ap.add_argument("--note", action="append", default=[], help="a remark for the header (repeatable)")
     ap.add_argument("--baseline", help="earlier JSON lines: adds a section comparing our figures with them")
     args = ap.parse_args()
     meta, rows = load(args.files)
@@ -113,6 +114,9 @@ def main():
         p(f"- Run {m.get('date')}: `{m.get('env')} {m.get('cmd')}`")
         p(f"  - machine: {m.get('nproc')} CPUs ({m.get('cpu')}), {m.get('mem_gib')} GiB; "
           f"libspgemm commit {m.get('git')}")
+    p("")
+    for note in args.note:
+        p(f"- Note: {note}")
     p("")
     p(f"Threads: libspgemm, MKL and GraphBLAS at {threads} (plus libspgemm at 1 for scaling); "
       "KokkosKernels at 1 (Debian's Kokkos has only the Serial execution space). Times are medians "
