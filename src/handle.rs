@@ -10,8 +10,11 @@ pub enum Algorithm {
     Auto = 0,
     /// Dense accumulator: values and a marker array of length k per thread (KKDENSE).
     Dense = 1,
-    /// Open-addressing hash accumulator with linear probing, at most 50% full (KKLP).
+    /// Two-level open-addressing hash accumulator with linear probing, each level at
+    /// most 50% full (KKLP).
     LinearProbe = 2,
+    /// Two-level linked-list hash map: Begins/Nexts/Ids/Values (KKMEM).
+    LinkedList = 3,
 }
 
 impl Algorithm {
@@ -20,6 +23,7 @@ impl Algorithm {
             0 => Some(Algorithm::Auto),
             1 => Some(Algorithm::Dense),
             2 => Some(Algorithm::LinearProbe),
+            3 => Some(Algorithm::LinkedList),
             _ => None,
         }
     }
@@ -28,6 +32,7 @@ impl Algorithm {
             Algorithm::Auto => "auto",
             Algorithm::Dense => "kkdense",
             Algorithm::LinearProbe => "kklp",
+            Algorithm::LinkedList => "kkmem",
         }
     }
 }

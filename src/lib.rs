@@ -16,6 +16,7 @@ pub mod ffi;
 pub mod handle;
 pub mod output;
 pub mod plan;
+pub mod pool;
 pub mod types;
 
 pub use error::{Error, Result, Status};
