@@ -12,7 +12,7 @@ CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 
-.PHONY: all lib demo check lint rust-test c-test header-check symbols clean
+.PHONY: all lib demo check lint rust-test c-test abi-coverage header-check symbols clean
 
 all: lib
 
@@ -37,19 +37,31 @@ lint:
 rust-test:
 	$(CARGO) test --release
 
-c-test: lib header-check symbols | $(BUILD)
+# C and C++ programs in ffi-tests/ use the ABI exactly as callers do (see ffi-tests/README.md).
+# Each prints "N passed, M failed" and exits non-zero on failure; leak checking stays on.
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	RUST_BACKTRACE=0
+c-test: lib header-check symbols abi-coverage | $(BUILD)
 	@set -e; for src in ffi-tests/*.c; do \
 	  t=$(BUILD)/$$(basename $$src .c); \
 	  echo "== $$t (ASan+UBSan)"; \
-	  $(CC) -g $(CFLAGS_STRICT) $(SAN) -Iinclude $$src -o $$t $(LINK_SO) -lm; \
-	  ASAN_OPTIONS=detect_leaks=1 $$t; \
+	  $(CC) -g $(CFLAGS_STRICT) $(SAN) -pthread -Iinclude $$src -o $$t $(LINK_SO) -lm; \
+	  $(SAN_ENV) $$t; \
 	done
 	@set -e; for src in ffi-tests/*.cpp; do \
 	  t=$(BUILD)/$$(basename $$src .cpp); \
 	  echo "== $$t (C++17, ASan+UBSan)"; \
-	  $(CXX) -g -std=c++17 -Wall -Wextra -Werror $(SAN) -Iinclude $$src -o $$t $(LINK_SO); \
-	  $$t; \
+	  $(CXX) -g -std=c++17 -Wall -Wextra -Werror $(SAN) -pthread -Iinclude $$src -o $$t $(LINK_SO); \
+	  $(SAN_ENV) $$t; \
 	done
+
+# Every function the header declares is called by some program in ffi-tests/.
+abi-coverage:
+	@missing=$$(for f in $$(grep -oE '\b(spgemm|spmm)[a-z0-9_]*\(' include/spgemm.h | tr -d '(' | sort -u); do \
+	  grep -qE "\b$$f\(" ffi-tests/*.c ffi-tests/*.cpp || echo "$$f"; done); \
+	if [ -n "$$missing" ]; then echo "functions of include/spgemm.h not called in ffi-tests/:"; \
+	  echo "$$missing"; exit 1; fi; \
+	echo "ffi-tests call all $$(grep -oE '\b(spgemm|spmm)[a-z0-9_]*\(' include/spgemm.h | sort -u | wc -l) functions of include/spgemm.h"
 
 # The header compiles as strict C99 and C++17.
 header-check: | $(BUILD)
