@@ -75,8 +75,11 @@ pub struct DenseAcc<V> {
     stamp: u32,
     vals: Vec<V>,
     touched: Vec<u32>,
-    /// Smallest and largest column of the row: a row dense in its column range is emitted
-    /// in order by scanning the range instead of sorting.
+    /// For sorted output: one bit per column of the row, so a row that is dense enough in
+    /// its column range [lo, hi] is emitted in order by walking the set bits of the range
+    /// (span/64 words plus one step per entry) instead of sorting.
+    bits: Vec<u64>,
+    track_bits: bool,
     lo: u32,
     hi: u32,
 }
@@ -88,6 +91,8 @@ impl<V: Scalar> Default for DenseAcc<V> {
             stamp: 0,
             vals: Vec::new(),
             touched: Vec::new(),
+            bits: Vec::new(),
+            track_bits: false,
             lo: u32::MAX,
             hi: 0,
         }
@@ -97,8 +102,23 @@ impl<V: Scalar> Default for DenseAcc<V> {
 impl<V: Scalar> DenseAcc<V> {
     /// Sizes the buffers for `k` columns and rows of up to `max_row` distinct columns.
     /// Requires `k <= u32::MAX` (checked by the selector).
-    pub fn prepare(&mut self, k: usize, max_row: usize, with_values: bool) -> Result<()> {
+    pub fn prepare(
+        &mut self,
+        k: usize,
+        max_row: usize,
+        with_values: bool,
+        sorted: bool,
+    ) -> Result<()> {
         try_grow(&mut self.marker, k, 0, "dense accumulator markers")?;
+        if sorted {
+            try_grow(
+                &mut self.bits,
+                k.div_ceil(64),
+                0,
+                "dense accumulator bit map",
+            )?;
+        }
+        self.track_bits = sorted;
         if with_values {
             try_grow(&mut self.vals, k, V::ZERO, "dense accumulator values")?;
         }
@@ -117,8 +137,11 @@ impl<V: Scalar> DenseAcc<V> {
             *m = self.stamp;
             let c32 = c as u32;
             self.touched.push(c32);
-            self.lo = self.lo.min(c32);
-            self.hi = self.hi.max(c32);
+            if self.track_bits {
+                self.bits[c / 64] |= 1u64 << (c % 64);
+                self.lo = self.lo.min(c32);
+                self.hi = self.hi.max(c32);
+            }
             true
         } else {
             false
@@ -160,36 +183,43 @@ impl<V: Scalar> Accumulator<V> for DenseAcc<V> {
     }
 
     #[inline]
-    fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>) {
+    fn emit<J: Idx>(
+        &mut self,
+        sorted: bool,
+        base: usize,
+        cols: &mut [J],
+        mut vals: Option<&mut [V]>,
+    ) {
         let n = self.touched.len();
-        if sorted && n > 1 {
-            let span = (self.hi - self.lo) as usize + 1;
-            if span <= 4 * n + 32 {
-                // Dense in its range: one sequential scan of the markers yields the order.
+        if sorted && self.track_bits && n > 16 {
+            let (w0, w1) = (self.lo as usize / 64, self.hi as usize / 64);
+            // Walking the words costs about one step per 64 columns of the range, a sort
+            // about n log2 n: walk while the range is within 64 n log2 n columns.
+            let log2n = (usize::BITS - n.leading_zeros()) as usize;
+            if w1 - w0 < n * log2n {
                 let mut j = 0;
-                let (lo, hi) = (self.lo as usize, self.hi as usize);
-                match vals {
-                    Some(vals) => {
-                        for c in lo..=hi {
-                            if self.marker[c] == self.stamp {
-                                cols[j] = to_j(c, base);
-                                vals[j] = self.vals[c];
-                                j += 1;
-                            }
+                for w in w0..=w1 {
+                    let mut word = std::mem::take(&mut self.bits[w]);
+                    while word != 0 {
+                        let c = w * 64 + word.trailing_zeros() as usize;
+                        word &= word - 1;
+                        cols[j] = to_j(c, base);
+                        if let Some(vals) = vals.as_deref_mut() {
+                            vals[j] = self.vals[c];
                         }
-                    }
-                    None => {
-                        for c in lo..=hi {
-                            if self.marker[c] == self.stamp {
-                                cols[j] = to_j(c, base);
-                                j += 1;
-                            }
-                        }
+                        j += 1;
                     }
                 }
                 debug_assert_eq!(j, n);
                 return;
             }
+        }
+        if self.track_bits {
+            for &c in &self.touched {
+                self.bits[c as usize / 64] = 0;
+            }
+        }
+        if sorted {
             sort_keys(&mut self.touched);
         }
         for (dst, &c) in cols.iter_mut().zip(&self.touched) {
@@ -493,7 +523,7 @@ impl<T: Copy + Default> Probing<T> {
     /// The 50% cut-off: no insertion once half the slots are used.
     #[inline(always)]
     fn full(&self) -> bool {
-        2 * self.order.len() >= self.mask + 1
+        2 * self.order.len() > self.mask
     }
 
     #[inline(always)]
@@ -673,7 +703,7 @@ mod tests {
                 .map(|t| (((t * 7919) % distinct.max(1)) * 13 % k, t as f64 * 0.5))
                 .collect();
             let mut d = DenseAcc::<f64>::default();
-            d.prepare(k, 3000, true).unwrap();
+            d.prepare(k, 3000, true, true).unwrap();
             let mut l = LinkedAcc::<f64>::default();
             l.prepare(3000).unwrap();
             let mut p = ProbeAcc::<f64>::default();

@@ -215,7 +215,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
                 match kind {
                     AccKind::Dense => {
                         let acc = ws.dense::<V>();
-                        acc.prepare(k, max_row_nnz, with_values)?;
+                        acc.prepare(k, max_row_nnz, with_values, sorted)?;
                         fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
                     }
                     AccKind::Linked => {
