@@ -538,3 +538,33 @@ impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
         mix(mix(mix(ho, hc), self.nrows as u64), self.ncols as u64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The digest must not depend on how rayon splits the work (thread count, stealing).
+    #[test]
+    fn structure_digest_is_deterministic_across_pools() {
+        let n = 300_000usize;
+        let offs: Vec<i32> = (0..=n as i32).collect();
+        let cols: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % n as i32).collect();
+        let a = CsrRef::<i32, i32, f64>::new(n, n, 0, &offs, &cols, None).unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let many = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let d1 = one.install(|| a.structure_digest());
+        for _ in 0..20 {
+            assert_eq!(many.install(|| a.structure_digest()), d1);
+        }
+        let mut moved = cols.clone();
+        moved.swap(10, 200_000);
+        let b = CsrRef::<i32, i32, f64>::new(n, n, 0, &offs, &moved, None).unwrap();
+        assert_ne!(many.install(|| b.structure_digest()), d1);
+    }
+}

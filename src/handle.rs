@@ -18,6 +18,19 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Every algorithm a caller can request, `Auto` first (benchmarks and tests iterate
+    /// over it, so a new variant must be listed here).
+    pub const ALL: &'static [Algorithm] =
+        &[Algorithm::Auto, Algorithm::Dense, Algorithm::LinearProbe];
+
+    /// The algorithm whose `name()` is `name` (ASCII case-insensitive).
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        Algorithm::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name().eq_ignore_ascii_case(name.trim()))
+    }
+
     pub fn from_code(code: i32) -> Option<Algorithm> {
         match code {
             0 => Some(Algorithm::Auto),
