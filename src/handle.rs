@@ -20,8 +20,12 @@ pub enum Algorithm {
 impl Algorithm {
     /// Every algorithm a caller can request, `Auto` first (benchmarks and tests iterate
     /// over it, so a new variant must be listed here).
-    pub const ALL: &'static [Algorithm] =
-        &[Algorithm::Auto, Algorithm::Dense, Algorithm::LinearProbe];
+    pub const ALL: &'static [Algorithm] = &[
+        Algorithm::Auto,
+        Algorithm::Dense,
+        Algorithm::LinearProbe,
+        Algorithm::LinkedList,
+    ];
 
     /// The algorithm whose `name()` is `name` (ASCII case-insensitive).
     pub fn from_name(name: &str) -> Option<Algorithm> {
