@@ -15,8 +15,9 @@
 #include "spgemm.h"
 #include "testlib.h"
 
-static const spgemm_algorithm_t ALGS[] = {SPGEMM_ALG_AUTO, SPGEMM_ALG_KKDENSE, SPGEMM_ALG_KKLP};
-#define NALGS 3
+static const spgemm_algorithm_t ALGS[] = {SPGEMM_ALG_AUTO, SPGEMM_ALG_KKDENSE, SPGEMM_ALG_KKLP,
+                                            SPGEMM_ALG_KKMEM};
+#define NALGS 4
 
 /* A 3x4 times 4x2 product with small integers, checked against literal expected arrays. */
 static void test_literal_int32(spgemm_handle_t *h) {
@@ -621,8 +622,10 @@ static void test_plan_queries(spgemm_handle_t *h) {
                 CHECK(mults == ref_multiplications(&a, &b));
                 CHECK_OK(NULL, spgemm_plan_get_info(plan, NULL, NULL, NULL));
                 CHECK_OK(NULL, spgemm_plan_get_algorithm(plan, &sym, &num));
-                CHECK(sym == SPGEMM_ALG_KKDENSE || sym == SPGEMM_ALG_KKLP);
-                CHECK(num == SPGEMM_ALG_KKDENSE || num == SPGEMM_ALG_KKLP);
+                CHECK(sym == SPGEMM_ALG_KKDENSE || sym == SPGEMM_ALG_KKLP ||
+                      sym == SPGEMM_ALG_KKMEM);
+                CHECK(num == SPGEMM_ALG_KKDENSE || num == SPGEMM_ALG_KKLP ||
+                      num == SPGEMM_ALG_KKMEM);
                 if (ALGS[ai] != SPGEMM_ALG_AUTO) CHECK(sym == ALGS[ai] && num == ALGS[ai]);
                 CHECK_OK(NULL, spgemm_plan_get_algorithm(plan, NULL, NULL));
                 memset(crp, 0xab, ((size_t)a.m + 1) * sizeof(int64_t));

@@ -47,6 +47,7 @@ module spgemm
   public :: SPGEMM_ALG_AUTO
   public :: SPGEMM_ALG_KKDENSE
   public :: SPGEMM_ALG_KKLP
+  public :: SPGEMM_ALG_KKMEM
   public :: SPGEMM_BACKEND_AUTO
   public :: SPGEMM_BACKEND_CPU
   public :: SPGEMM_BACKEND_CUDA
@@ -142,6 +143,10 @@ module spgemm
   ! Hash accumulator with linear probing, at most half full (KKLP). Memory independent of
   ! the number of columns of C.
   integer(c_int32_t), parameter :: SPGEMM_ALG_KKLP = 2_c_int32_t
+  ! Two-level linked-list hash map (KKMEM): a small first level per thread that stays in
+  ! cache, a second level sized by the largest row only for rows that overflow it. Memory
+  ! independent of the number of columns of C.
+  integer(c_int32_t), parameter :: SPGEMM_ALG_KKMEM = 3_c_int32_t
   ! GPU for large products when a usable CUDA device is present, else CPU (default).
   integer(c_int32_t), parameter :: SPGEMM_BACKEND_AUTO = 0_c_int32_t
   ! CPU only.

@@ -32,6 +32,17 @@
  */
 
 
+// Entries of the first (small, always resident) level of the two-level hash maps. The
+// paper keeps level 1 in GPU shared memory; on a CPU it is a per-thread scratch area
+// sized to stay in the L1 data cache (about 14 KiB for KKMEM, 16 KiB for KKLP with f64).
+#define L1_ENTRIES 512
+
+// Compress only if it removes more than this fraction of the symbolic insertions.
+#define MIN_GAIN 0.15
+
+// Columns per word of a bit set.
+#define WORD_BITS 64
+
 // Products whose inputs hold fewer entries stay on the CPU under `Backend::Auto`: the
 // copies to and from the device would cost more than the product.
 #define AUTO_MIN_INPUT_NNZ (1 << 20)
@@ -48,6 +59,9 @@
 
 // Streams the bins are spread over (largest bins first).
 #define STREAMS 4
+
+// The replay kernel's dense value array may take at most this much per thread.
+#define REPLAY_MAX_DENSE_BYTES (64 << 20)
 
 // Library version as "MAJOR.MINOR.PATCH".
 #define SPGEMM_VERSION_MAJOR 0
@@ -167,6 +181,11 @@ typedef int32_t spgemm_layout_t;
 // Hash accumulator with linear probing, at most half full (KKLP). Memory independent of
 // the number of columns of C.
 #define SPGEMM_ALG_KKLP 2
+
+// Two-level linked-list hash map (KKMEM): a small first level per thread that stays in
+// cache, a second level sized by the largest row only for rows that overflow it. Memory
+// independent of the number of columns of C.
+#define SPGEMM_ALG_KKMEM 3
 
 // GPU for large products when a usable CUDA device is present, else CPU (default).
 #define SPGEMM_BACKEND_AUTO 0

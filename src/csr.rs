@@ -504,34 +504,37 @@ impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
     /// A 64-bit digest of the structure (shape, offsets, column indices), used to detect a
     /// numeric call whose inputs no longer have the structure the plan was made for.
     pub fn structure_digest(&self) -> u64 {
+        // Chunks are hashed independently (seeded by their index) and combined with a
+        // wrapping sum, which is associative and commutative: the digest does not depend
+        // on how rayon splits the work. Four independent lanes per chunk keep the
+        // multiply chain from being latency-bound.
         const CHUNK: usize = 1 << 15;
         #[inline(always)]
         fn mix(h: u64, x: u64) -> u64 {
             (h ^ x).wrapping_mul(0x100_0000_01B3).rotate_left(23)
         }
-        let offs = self.row_offsets;
-        let cols = self.col_indices;
-        let chunk_digest = |data: &dyn Fn(usize) -> u64, len: usize, c: usize| -> u64 {
-            let mut h = 0xcbf2_9ce4_8422_2325u64 ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            for p in c * CHUNK..((c + 1) * CHUNK).min(len) {
-                h = mix(h, data(p));
-            }
-            h
-        };
-        // Chunk digests are seeded with their chunk number and combined by wrapping
-        // addition, which is associative and commutative: rayon's reduction tree depends on
-        // work stealing, so an order-dependent combine gave different digests for the same
-        // matrix from one call to the next (spurious PlanMismatch in numeric).
-        let off_at = |p: usize| offs[p].to_i128() as u64;
-        let col_at = |p: usize| cols[p].to_i128() as u64;
-        let ho = (0..offs.len().div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| chunk_digest(&off_at, offs.len(), c))
-            .reduce(|| 0, u64::wrapping_add);
-        let hc = (0..cols.len().div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| chunk_digest(&col_at, cols.len(), c))
-            .reduce(|| 0, u64::wrapping_add);
+        fn digest<T: Idx>(data: &[T]) -> u64 {
+            data.par_chunks(CHUNK)
+                .enumerate()
+                .map(|(c, chunk)| {
+                    let seed =
+                        0xcbf2_9ce4_8422_2325u64 ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let mut h = [seed, seed ^ 1, seed ^ 2, seed ^ 3];
+                    let mut quads = chunk.chunks_exact(4);
+                    for q in &mut quads {
+                        for l in 0..4 {
+                            h[l] = mix(h[l], q[l].to_i128() as u64);
+                        }
+                    }
+                    for (l, x) in quads.remainder().iter().enumerate() {
+                        h[l] = mix(h[l], x.to_i128() as u64);
+                    }
+                    mix(mix(mix(h[0], h[1]), h[2]), h[3]).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                })
+                .reduce(|| 0, u64::wrapping_add)
+        }
+        let ho = digest(self.row_offsets);
+        let hc = digest(self.col_indices);
         mix(mix(mix(ho, hc), self.nrows as u64), self.ncols as u64)
     }
 }

@@ -10,15 +10,22 @@ pub enum Algorithm {
     Auto = 0,
     /// Dense accumulator: values and a marker array of length k per thread (KKDENSE).
     Dense = 1,
-    /// Open-addressing hash accumulator with linear probing, at most 50% full (KKLP).
+    /// Two-level open-addressing hash accumulator with linear probing, each level at
+    /// most 50% full (KKLP).
     LinearProbe = 2,
+    /// Two-level linked-list hash map: Begins/Nexts/Ids/Values (KKMEM).
+    LinkedList = 3,
 }
 
 impl Algorithm {
     /// Every algorithm a caller can request, `Auto` first (benchmarks and tests iterate
     /// over it, so a new variant must be listed here).
-    pub const ALL: &'static [Algorithm] =
-        &[Algorithm::Auto, Algorithm::Dense, Algorithm::LinearProbe];
+    pub const ALL: &'static [Algorithm] = &[
+        Algorithm::Auto,
+        Algorithm::Dense,
+        Algorithm::LinearProbe,
+        Algorithm::LinkedList,
+    ];
 
     /// The algorithm whose `name()` is `name` (ASCII case-insensitive).
     pub fn from_name(name: &str) -> Option<Algorithm> {
@@ -33,6 +40,7 @@ impl Algorithm {
             0 => Some(Algorithm::Auto),
             1 => Some(Algorithm::Dense),
             2 => Some(Algorithm::LinearProbe),
+            3 => Some(Algorithm::LinkedList),
             _ => None,
         }
     }
@@ -41,6 +49,7 @@ impl Algorithm {
             Algorithm::Auto => "auto",
             Algorithm::Dense => "kkdense",
             Algorithm::LinearProbe => "kklp",
+            Algorithm::LinkedList => "kkmem",
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod handle;
 pub mod output;
 pub mod plan;
 pub mod spmm;
+pub mod pool;
 pub mod types;
 
 pub use error::{Error, Result, Status};

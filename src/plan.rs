@@ -1,6 +1,8 @@
 //! The result of the symbolic phase: C's structure size and row offsets, the row partition
 //! and everything a later numeric call needs to run without symbolic work.
 
+use parking_lot::Mutex;
+
 use crate::csr::TypeSig;
 use crate::handle::Algorithm;
 use crate::types::IndexType;
@@ -49,6 +51,29 @@ pub struct Plan {
     pub sorted: bool,
     /// Device structures of a plan made on the GPU (None: CPU plan).
     pub gpu: Option<Box<crate::cuda::GpuPlan>>,
+    /// Whether the symbolic phase ran on a compressed B (section 3.2).
+    pub compressed: bool,
+    /// What numeric calls learned, for later numeric calls.
+    pub reuse: Mutex<ReuseCache>,
+}
+
+/// Interior cache of a plan. The first numeric call runs the accumulator; a second call
+/// on the same plan also records C's column indices (0-based u32, in output order:
+/// 4 bytes per entry of C); from then on numeric calls only copy those indices and sum
+/// values into a dense per-thread array (the replay kernel): no hashing, no sorting, no
+/// per-row size check. Kept only while the structure is checked on every call
+/// (validation on), because the replay trusts it.
+#[derive(Debug, Default)]
+pub struct ReuseCache {
+    pub numeric_calls: usize,
+    pub known_cols: Option<Vec<u32>>,
+}
+
+impl ReuseCache {
+    /// Bytes the cache holds.
+    pub fn bytes(&self) -> usize {
+        self.known_cols.as_ref().map_or(0, |c| c.len() * 4)
+    }
 }
 
 impl Plan {

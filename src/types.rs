@@ -59,6 +59,8 @@ pub trait Scalar:
 {
     const KIND: ValueType;
     const ZERO: Self;
+    /// -0.0: the exact identity of IEEE addition (-0.0 + x is x bitwise, also for +0.0).
+    const NEG_ZERO: Self;
     const ONE: Self;
     fn from_f64(v: f64) -> Self;
     fn to_f64(self) -> f64;
@@ -67,6 +69,7 @@ pub trait Scalar:
 impl Scalar for f32 {
     const KIND: ValueType = ValueType::Float32;
     const ZERO: Self = 0.0;
+    const NEG_ZERO: Self = -0.0;
     const ONE: Self = 1.0;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
@@ -81,6 +84,7 @@ impl Scalar for f32 {
 impl Scalar for f64 {
     const KIND: ValueType = ValueType::Float64;
     const ZERO: Self = 0.0;
+    const NEG_ZERO: Self = -0.0;
     const ONE: Self = 1.0;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {

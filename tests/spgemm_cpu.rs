@@ -12,7 +12,12 @@ use spgemm::types::{IndexType, ValueType};
 use spgemm::{Result, Status};
 
 /// Every concrete algorithm plus the selector.
-const ALGS: [Algorithm; 3] = [Algorithm::Auto, Algorithm::Dense, Algorithm::LinearProbe];
+const ALGS: [Algorithm; 4] = [
+    Algorithm::Auto,
+    Algorithm::Dense,
+    Algorithm::LinearProbe,
+    Algorithm::LinkedList,
+];
 
 /// C as 0-based vectors with values widened to f64 bits for exact comparison.
 #[derive(Debug, PartialEq)]
@@ -860,4 +865,163 @@ fn allocation_failure_is_an_error() {
     assert_eq!(e.status, Status::AllocFailed);
     let e = spgemm::alloc::try_with_capacity::<u64>(1usize << 50, "test").unwrap_err();
     assert_eq!(e.status, Status::AllocFailed);
+}
+
+/// Rows of C long enough to spill every hash map into its second level (more than 512
+/// distinct columns and more than 512 distinct 64-column words), with k large and small
+/// so both the dense and the hash paths of the selector run, and with B compressible
+/// (contiguous column runs) and not.
+#[test]
+fn long_rows_use_second_level() {
+    let mut rng = Rng::new(29);
+    for (k, run) in [(100_000usize, 1usize), (3000, 1), (70_000, 24)] {
+        let n = 60;
+        // B: rows of `run`-long contiguous column runs.
+        let mut bptr = vec![0];
+        let mut bcol = vec![];
+        for _ in 0..n {
+            let mut cols = vec![];
+            for _ in 0..(240 / run) {
+                let c0 = rng.below(k - run);
+                cols.extend(c0..c0 + run);
+            }
+            cols.sort_unstable();
+            cols.dedup();
+            bcol.extend(cols);
+            bptr.push(bcol.len());
+        }
+        let bval = (0..bcol.len()).map(|_| rng.unit() - 0.5).collect();
+        let b = Csr {
+            nrows: n,
+            ncols: k,
+            ptr: bptr,
+            col: bcol,
+            val: bval,
+        };
+        let a = random(
+            &mut rng,
+            Shape {
+                nrows: 7,
+                ncols: n,
+                max_row: n,
+                duplicates: true,
+                unsorted: true,
+                ..Default::default()
+            },
+        );
+        check_all_algorithms(&a, &b, &format!("long rows k={k} run={run}"));
+    }
+}
+
+/// Reused plans: the third and later numeric calls replay the recorded structure; every
+/// call must equal a fresh product bitwise (values with -0.0, NaN, cancellation), for
+/// every algorithm, sorted and unsorted, both bases and index widths and thread counts;
+/// a structure change after the cache was learned is still reported.
+#[test]
+fn reuse_replay_matches_fresh_products() {
+    let mut rng = Rng::new(31);
+    let s = Shape {
+        nrows: 150,
+        ncols: 120,
+        max_row: 11,
+        duplicates: true,
+        unsorted: true,
+        zeros: 0.1,
+        integer_values: true,
+        empty_rows: 0.1,
+        ..Default::default()
+    };
+    let mut a = random(&mut rng, s);
+    let mut b = random(
+        &mut rng,
+        Shape {
+            nrows: 120,
+            ncols: 170,
+            ..s
+        },
+    );
+    for alg in ALGS {
+        for sorted in [true, false] {
+            for (it, base, threads) in
+                [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 3)]
+            {
+                let h = handle(threads, alg, sorted);
+                let f = OutputFormat {
+                    offsets: it,
+                    indices: it,
+                    base,
+                };
+                let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
+                let plan = exec::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+                for round in 0..5 {
+                    for (t, v) in a.val.iter_mut().enumerate() {
+                        *v = match (t + round) % 9 {
+                            0 => -0.0,
+                            1 if round == 3 => f64::NAN,
+                            _ => (rng.below(7) as f64) - 3.0,
+                        };
+                    }
+                    for v in b.val.iter_mut() {
+                        *v = (rng.below(5) as f64) - 2.0;
+                    }
+                    let (ta, tb) = (view(&a), view(&b));
+                    let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                    let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                    exec::numeric(
+                        &h,
+                        &plan,
+                        &ta.any(),
+                        &tb.any(),
+                        idx.as_mut(),
+                        Some(val.as_mut()),
+                    )
+                    .unwrap();
+                    let fresh = product(&h, &ta, &tb, f, true).unwrap();
+                    let col: Vec<usize> = match &idx {
+                        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+                        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+                    };
+                    let ValueVec::F64(cv) = &val else {
+                        unreachable!()
+                    };
+                    let got = Out {
+                        ptr: plan.row_ptr.clone(),
+                        col,
+                        bits: cv.iter().map(|x| x.bits()).collect(),
+                    };
+                    assert_eq!(
+                        got, fresh,
+                        "{alg:?} sorted={sorted} base={base} round {round}"
+                    );
+                    // Structure-only calls on a reused plan write the same columns.
+                    let mut idx2 = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                    exec::numeric(&h, &plan, &ta.any(), &tb.any(), idx2.as_mut(), None).unwrap();
+                    let same = match (&idx, &idx2) {
+                        (IndexVec::I32(x), IndexVec::I32(y)) => x == y,
+                        (IndexVec::I64(x), IndexVec::I64(y)) => x == y,
+                        _ => false,
+                    };
+                    assert!(same);
+                }
+                assert!(plan.reuse.lock().known_cols.is_some());
+                // Move one entry of B to another column: same nnz, different structure.
+                let mut b2 = b.clone();
+                let p = b2.ptr[1];
+                if p < b2.col.len() {
+                    b2.col[p] = (b2.col[p] + 1) % b2.ncols;
+                    let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                    let e = exec::numeric(
+                        &h,
+                        &plan,
+                        &view(&a).any(),
+                        &view(&b2).any(),
+                        idx.as_mut(),
+                        None,
+                    )
+                    .unwrap_err();
+                    assert_eq!(e.status, Status::PlanMismatch);
+                }
+            }
+        }
+    }
 }

@@ -1,16 +1,24 @@
-//! Row accumulators for Gustavson's algorithm. Both keep the columns of the current row in
-//! first-touch order, so the unsorted output order and every value (products summed in the
-//! order A's row and B's rows are traversed) are the same for every accumulator and every
-//! thread count.
+//! Row accumulators for Gustavson's algorithm (numeric phase: column indices and values).
+//!
+//! Every accumulator keeps the columns of the current row in first-touch order and sums
+//! each entry's products in the order A's row and B's rows are traversed, so the unsorted
+//! output order and every value are the same for every accumulator and every thread
+//! count. The two-level hash maps only spill into their second level once the first is
+//! full, so "all of level 1, then all of level 2" is still first-touch order.
+//!
+//! - [`DenseAcc`] (KKDENSE): a value and a marker per column of C, O(k) per thread.
+//! - [`LinkedAcc`] (KKMEM): two-level linked-list hash map (Begins/Nexts/Ids/Values).
+//! - [`ProbeAcc`] (KKLP): two-level linear probing, each level at most half full.
 
-use crate::alloc::try_grow;
+use crate::alloc::{try_grow, try_reserve};
 use crate::cpu::sort::{sort_keys, sort_pairs};
 use crate::error::Result;
 use crate::types::{Idx, Scalar};
 
-/// What the symbolic and numeric kernels need from an accumulator.
+/// What the numeric kernels need from an accumulator.
 pub trait Accumulator<V: Scalar> {
-    /// Starts a new row whose number of distinct columns is at most `bound`.
+    /// Starts a new row whose number of distinct columns is at most `bound` (the bound
+    /// the accumulator was prepared for is never exceeded).
     fn begin_row(&mut self, bound: usize);
     /// Records column `c` (structure only).
     fn insert_pattern(&mut self, c: usize);
@@ -26,6 +34,40 @@ pub trait Accumulator<V: Scalar> {
     fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>);
 }
 
+#[inline(always)]
+fn to_j<J: Idx>(c: usize, base: usize) -> J {
+    J::try_from_usize(c + base).expect("column checked at symbolic time")
+}
+
+/// Sorts the (column, value) pairs of a hash accumulator's row and writes them out.
+fn emit_pairs_sorted<J: Idx, V: Scalar>(
+    pairs: &mut Vec<(usize, V)>,
+    items: impl Iterator<Item = (usize, V)>,
+    base: usize,
+    cols: &mut [J],
+    vals: Option<&mut [V]>,
+) {
+    pairs.clear();
+    pairs.extend(items);
+    sort_pairs(pairs);
+    match vals {
+        Some(vals) => {
+            for ((dc, dv), &(c, v)) in cols.iter_mut().zip(vals.iter_mut()).zip(pairs.iter()) {
+                *dc = to_j(c, base);
+                *dv = v;
+            }
+        }
+        None => {
+            for (dc, &(c, _)) in cols.iter_mut().zip(pairs.iter()) {
+                *dc = to_j(c, base);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// KKDENSE
+
 /// Dense accumulator (KKDENSE): a value and a marker per column of C.
 /// O(k) memory per thread; no hashing, no collisions.
 pub struct DenseAcc<V> {
@@ -33,6 +75,13 @@ pub struct DenseAcc<V> {
     stamp: u32,
     vals: Vec<V>,
     touched: Vec<u32>,
+    /// For sorted output: one bit per column of the row, so a row that is dense enough in
+    /// its column range [lo, hi] is emitted in order by walking the set bits of the range
+    /// (span/64 words plus one step per entry) instead of sorting.
+    bits: Vec<u64>,
+    track_bits: bool,
+    lo: u32,
+    hi: u32,
 }
 
 impl<V: Scalar> Default for DenseAcc<V> {
@@ -42,6 +91,10 @@ impl<V: Scalar> Default for DenseAcc<V> {
             stamp: 0,
             vals: Vec::new(),
             touched: Vec::new(),
+            bits: Vec::new(),
+            track_bits: false,
+            lo: u32::MAX,
+            hi: 0,
         }
     }
 }
@@ -49,17 +102,50 @@ impl<V: Scalar> Default for DenseAcc<V> {
 impl<V: Scalar> DenseAcc<V> {
     /// Sizes the buffers for `k` columns and rows of up to `max_row` distinct columns.
     /// Requires `k <= u32::MAX` (checked by the selector).
-    pub fn prepare(&mut self, k: usize, max_row: usize, with_values: bool) -> Result<()> {
+    pub fn prepare(
+        &mut self,
+        k: usize,
+        max_row: usize,
+        with_values: bool,
+        sorted: bool,
+    ) -> Result<()> {
         try_grow(&mut self.marker, k, 0, "dense accumulator markers")?;
+        if sorted {
+            try_grow(
+                &mut self.bits,
+                k.div_ceil(64),
+                0,
+                "dense accumulator bit map",
+            )?;
+        }
+        self.track_bits = sorted;
         if with_values {
             try_grow(&mut self.vals, k, V::ZERO, "dense accumulator values")?;
         }
         let want = max_row.min(k);
         if self.touched.capacity() < want {
             self.touched.clear();
-            crate::alloc::try_reserve(&mut self.touched, want, "dense accumulator row list")?;
+            try_reserve(&mut self.touched, want, "dense accumulator row list")?;
         }
         Ok(())
+    }
+
+    #[inline(always)]
+    fn touch(&mut self, c: usize) -> bool {
+        let m = &mut self.marker[c];
+        if *m != self.stamp {
+            *m = self.stamp;
+            let c32 = c as u32;
+            self.touched.push(c32);
+            if self.track_bits {
+                self.bits[c / 64] |= 1u64 << (c % 64);
+                self.lo = self.lo.min(c32);
+                self.hi = self.hi.max(c32);
+            }
+            true
+        } else {
+            false
+        }
     }
 }
 
@@ -67,6 +153,8 @@ impl<V: Scalar> Accumulator<V> for DenseAcc<V> {
     #[inline]
     fn begin_row(&mut self, _bound: usize) {
         self.touched.clear();
+        self.lo = u32::MAX;
+        self.hi = 0;
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             // After 2^32 rows the stamps wrap: forget every old mark once.
@@ -77,20 +165,13 @@ impl<V: Scalar> Accumulator<V> for DenseAcc<V> {
 
     #[inline(always)]
     fn insert_pattern(&mut self, c: usize) {
-        let m = &mut self.marker[c];
-        if *m != self.stamp {
-            *m = self.stamp;
-            self.touched.push(c as u32);
-        }
+        self.touch(c);
     }
 
     #[inline(always)]
     fn insert(&mut self, c: usize, v: V) {
-        let m = &mut self.marker[c];
-        if *m != self.stamp {
-            *m = self.stamp;
+        if self.touch(c) {
             self.vals[c] = v;
-            self.touched.push(c as u32);
         } else {
             self.vals[c] += v;
         }
@@ -102,12 +183,47 @@ impl<V: Scalar> Accumulator<V> for DenseAcc<V> {
     }
 
     #[inline]
-    fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>) {
+    fn emit<J: Idx>(
+        &mut self,
+        sorted: bool,
+        base: usize,
+        cols: &mut [J],
+        mut vals: Option<&mut [V]>,
+    ) {
+        let n = self.touched.len();
+        if sorted && self.track_bits && n > 16 {
+            let (w0, w1) = (self.lo as usize / 64, self.hi as usize / 64);
+            // Walking the words costs about one step per 64 columns of the range, a sort
+            // about n log2 n: walk while the range is within 64 n log2 n columns.
+            let log2n = (usize::BITS - n.leading_zeros()) as usize;
+            if w1 - w0 < n * log2n {
+                let mut j = 0;
+                for w in w0..=w1 {
+                    let mut word = std::mem::take(&mut self.bits[w]);
+                    while word != 0 {
+                        let c = w * 64 + word.trailing_zeros() as usize;
+                        word &= word - 1;
+                        cols[j] = to_j(c, base);
+                        if let Some(vals) = vals.as_deref_mut() {
+                            vals[j] = self.vals[c];
+                        }
+                        j += 1;
+                    }
+                }
+                debug_assert_eq!(j, n);
+                return;
+            }
+        }
+        if self.track_bits {
+            for &c in &self.touched {
+                self.bits[c as usize / 64] = 0;
+            }
+        }
         if sorted {
             sort_keys(&mut self.touched);
         }
         for (dst, &c) in cols.iter_mut().zip(&self.touched) {
-            *dst = J::try_from_usize(c as usize + base).expect("column checked at symbolic time");
+            *dst = to_j(c as usize, base);
         }
         if let Some(vals) = vals {
             for (dst, &c) in vals.iter_mut().zip(&self.touched) {
@@ -117,158 +233,514 @@ impl<V: Scalar> Accumulator<V> for DenseAcc<V> {
     }
 }
 
-const EMPTY: usize = usize::MAX;
+// ---------------------------------------------------------------------------------------
+// KKMEM
 
-/// Open-addressing hash accumulator with linear probing (KKLP), sized per row so the
-/// table is at most half full. Memory O(max row size) per thread, independent of k.
-pub struct HashAcc<V> {
-    keys: Vec<usize>,
-    vals: Vec<V>,
-    /// Slots in first-touch order.
-    order: Vec<u32>,
+const NIL: u32 = u32::MAX;
+
+/// Entries of the first (small, always resident) level of the two-level hash maps. The
+/// paper keeps level 1 in GPU shared memory; on a CPU it is a per-thread scratch area
+/// sized to stay in the L1 data cache (about 14 KiB for KKMEM, 16 KiB for KKLP with f64).
+pub const L1_ENTRIES: usize = 512;
+
+/// One level of the linked-list hash map: `begins[h]` heads the chain of hash `h`;
+/// `nexts`, `ids`, `vals` are indexed by entry number (entries in insertion order).
+struct Chains<T> {
+    begins: Vec<u32>,
+    nexts: Vec<u32>,
+    ids: Vec<usize>,
+    vals: Vec<T>,
     mask: usize,
-    shift: u32,
+    used: usize,
+}
+
+impl<T: Copy + Default> Default for Chains<T> {
+    fn default() -> Self {
+        Chains {
+            begins: Vec::new(),
+            nexts: Vec::new(),
+            ids: Vec::new(),
+            vals: Vec::new(),
+            mask: 0,
+            used: 0,
+        }
+    }
+}
+
+impl<T: Copy + Default> Chains<T> {
+    /// Room for `cap` entries and a power-of-two Begins array of at least `cap` heads.
+    fn prepare(&mut self, cap: usize, what: &str) -> Result<()> {
+        let heads = cap.max(1).next_power_of_two();
+        try_grow(&mut self.begins, heads, NIL, what)?;
+        try_grow(&mut self.nexts, cap, NIL, what)?;
+        try_grow(&mut self.ids, cap, 0, what)?;
+        try_grow(&mut self.vals, cap, T::default(), what)?;
+        Ok(())
+    }
+
+    /// Clears the previous row (only the heads it used) and sizes the hash for `bound`.
+    #[inline]
+    fn reset(&mut self, bound: usize) {
+        for e in 0..self.used {
+            self.begins[self.ids[e] & self.mask] = NIL;
+        }
+        self.used = 0;
+        // Begins is a power of two (or empty when this level was never needed).
+        let heads = bound.max(16).next_power_of_two();
+        self.mask = heads.min(self.begins.len()).max(1) - 1;
+    }
+
+    /// Finds `c`; returns its entry number.
+    #[inline(always)]
+    fn find(&self, c: usize) -> Option<usize> {
+        let mut e = self.begins[c & self.mask];
+        while e != NIL {
+            let eu = e as usize;
+            if self.ids[eu] == c {
+                return Some(eu);
+            }
+            e = self.nexts[eu];
+        }
+        None
+    }
+
+    /// Appends `c` (known absent) if there is room.
+    #[inline(always)]
+    fn push(&mut self, c: usize, v: T) -> bool {
+        let n = self.used;
+        if n >= self.ids.len() {
+            return false;
+        }
+        let h = c & self.mask;
+        self.ids[n] = c;
+        self.vals[n] = v;
+        self.nexts[n] = self.begins[h];
+        self.begins[h] = n as u32;
+        self.used = n + 1;
+        true
+    }
+
+    /// Adds `v` into `c` with `merge`, inserting it when absent. False if `c` is absent
+    /// and this level is full.
+    #[inline(always)]
+    fn upsert(&mut self, c: usize, v: T, merge: impl FnOnce(&mut T, T)) -> bool {
+        match self.find(c) {
+            Some(e) => {
+                merge(&mut self.vals[e], v);
+                true
+            }
+            None => self.push(c, v),
+        }
+    }
+}
+
+/// Two-level linked-list hash map (KKMEM). Level 1 holds the first [`L1_ENTRIES`]
+/// distinct columns of a row; level 2, from the thread's pool chunk and sized by the
+/// largest row, is used only when level 1 is full. `T` is the per-column payload: a
+/// value in the numeric phase, a bit set in the symbolic phase.
+pub struct TwoLevelChains<T> {
+    l1: Chains<T>,
+    l2: Chains<T>,
+}
+
+impl<T: Copy + Default> Default for TwoLevelChains<T> {
+    fn default() -> Self {
+        TwoLevelChains {
+            l1: Chains::default(),
+            l2: Chains::default(),
+        }
+    }
+}
+
+impl<T: Copy + Default> TwoLevelChains<T> {
+    /// Sizes level 2 for rows of up to `max_row` distinct keys (nothing when level 1
+    /// suffices).
+    pub fn prepare(&mut self, max_row: usize) -> Result<()> {
+        self.l1.prepare(L1_ENTRIES, "KKMEM level-1 scratch")?;
+        if max_row > L1_ENTRIES {
+            self.l2
+                .prepare(max_row - L1_ENTRIES, "KKMEM level-2 hash map")?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub fn begin_row(&mut self, bound: usize) {
+        self.l1.reset(bound.min(L1_ENTRIES));
+        if self.l2.used > 0 || bound > L1_ENTRIES {
+            self.l2.reset(bound.saturating_sub(L1_ENTRIES));
+        }
+    }
+
+    #[inline(always)]
+    pub fn upsert(&mut self, c: usize, v: T, merge: impl Fn(&mut T, T)) {
+        if self.l1.upsert(c, v, &merge) {
+            return;
+        }
+        // Level 1 is full: the key lives in (or goes to) level 2.
+        let ok = self.l2.upsert(c, v, &merge);
+        assert!(ok, "KKMEM row exceeds the bound it was sized for");
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.l1.used + self.l2.used
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keys and payloads in first-touch order.
+    #[inline]
+    pub fn items(&self) -> impl Iterator<Item = (usize, T)> + '_ {
+        let l1 = (0..self.l1.used).map(|e| (self.l1.ids[e], self.l1.vals[e]));
+        let l2 = (0..self.l2.used).map(|e| (self.l2.ids[e], self.l2.vals[e]));
+        l1.chain(l2)
+    }
+}
+
+/// KKMEM numeric accumulator.
+pub struct LinkedAcc<V> {
+    map: TwoLevelChains<V>,
     pairs: Vec<(usize, V)>,
 }
 
-impl<V: Scalar> Default for HashAcc<V> {
+impl<V: Scalar> Default for LinkedAcc<V> {
     fn default() -> Self {
-        HashAcc {
-            keys: Vec::new(),
-            vals: Vec::new(),
-            order: Vec::new(),
-            mask: 0,
-            shift: 0,
+        LinkedAcc {
+            map: TwoLevelChains::default(),
             pairs: Vec::new(),
         }
     }
 }
 
-/// Table size for a row of at most `bound` distinct columns: a power of two >= 2*bound.
+impl<V: Scalar> LinkedAcc<V> {
+    pub fn prepare(&mut self, max_row: usize) -> Result<()> {
+        self.map.prepare(max_row)?;
+        if self.pairs.capacity() < max_row {
+            try_reserve(&mut self.pairs, max_row, "KKMEM sort buffer")?;
+        }
+        Ok(())
+    }
+}
+
+impl<V: Scalar> Accumulator<V> for LinkedAcc<V> {
+    #[inline]
+    fn begin_row(&mut self, bound: usize) {
+        self.map.begin_row(bound);
+    }
+    #[inline(always)]
+    fn insert_pattern(&mut self, c: usize) {
+        self.map.upsert(c, V::ZERO, |_, _| {});
+    }
+    #[inline(always)]
+    fn insert(&mut self, c: usize, v: V) {
+        self.map.upsert(c, v, |x, v| *x += v);
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+    fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>) {
+        if sorted {
+            emit_pairs_sorted(&mut self.pairs, self.map.items(), base, cols, vals);
+            return;
+        }
+        match vals {
+            Some(vals) => {
+                for ((dc, dv), (c, v)) in cols.iter_mut().zip(vals.iter_mut()).zip(self.map.items())
+                {
+                    *dc = to_j(c, base);
+                    *dv = v;
+                }
+            }
+            None => {
+                for (dc, (c, _)) in cols.iter_mut().zip(self.map.items()) {
+                    *dc = to_j(c, base);
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// KKLP
+
+const EMPTY: usize = usize::MAX;
+
+/// One open-addressing level with linear probing; `order` lists used slots in
+/// first-touch order.
+struct Probing<T> {
+    keys: Vec<usize>,
+    vals: Vec<T>,
+    order: Vec<u32>,
+    mask: usize,
+    shift: u32,
+}
+
+impl<T: Copy + Default> Default for Probing<T> {
+    fn default() -> Self {
+        Probing {
+            keys: Vec::new(),
+            vals: Vec::new(),
+            order: Vec::new(),
+            mask: 0,
+            shift: 64,
+        }
+    }
+}
+
+/// Table size for at most `bound` keys at 50% maximum occupancy.
 #[inline]
 fn table_size(bound: usize) -> usize {
     (2 * bound.max(8)).next_power_of_two()
 }
 
-impl<V: Scalar> HashAcc<V> {
-    /// Sizes the table for rows of up to `max_row` distinct columns.
-    pub fn prepare(&mut self, max_row: usize, with_values: bool) -> Result<()> {
-        let size = table_size(max_row);
-        try_grow(&mut self.keys, size, EMPTY, "hash accumulator keys")?;
-        if with_values {
-            try_grow(&mut self.vals, size, V::ZERO, "hash accumulator values")?;
-            if self.pairs.capacity() < max_row {
-                crate::alloc::try_reserve(
-                    &mut self.pairs,
-                    max_row,
-                    "hash accumulator sort buffer",
-                )?;
-            }
-        }
-        if self.order.capacity() < max_row {
-            crate::alloc::try_reserve(&mut self.order, max_row, "hash accumulator row list")?;
+impl<T: Copy + Default> Probing<T> {
+    fn prepare(&mut self, max_keys: usize, what: &str) -> Result<()> {
+        let size = table_size(max_keys);
+        try_grow(&mut self.keys, size, EMPTY, what)?;
+        try_grow(&mut self.vals, size, T::default(), what)?;
+        if self.order.capacity() < size / 2 {
+            try_reserve(&mut self.order, size / 2, what)?;
         }
         Ok(())
     }
 
-    #[inline(always)]
-    fn slot_of(&self, c: usize) -> usize {
-        // Fibonacci hashing: spreads strided column patterns that `c & mask` would pile up.
-        ((c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize & self.mask
-    }
-
-    /// Finds `c`'s slot, inserting it if new; returns (slot, inserted).
-    #[inline(always)]
-    fn probe(&mut self, c: usize) -> (usize, bool) {
-        let mut s = self.slot_of(c);
-        loop {
-            let k = self.keys[s];
-            if k == c {
-                return (s, false);
-            }
-            if k == EMPTY {
-                // Keep one slot empty so probing always ends; only a changed structure
-                // with validation off can get here.
-                assert!(
-                    self.order.len() < self.mask,
-                    "hash accumulator row exceeds the bound it was sized for"
-                );
-                self.keys[s] = c;
-                self.order.push(s as u32);
-                return (s, true);
-            }
-            s = (s + 1) & self.mask;
-        }
-    }
-}
-
-impl<V: Scalar> Accumulator<V> for HashAcc<V> {
     #[inline]
-    fn begin_row(&mut self, bound: usize) {
+    fn reset(&mut self, bound: usize) {
         for &s in &self.order {
             self.keys[s as usize] = EMPTY;
         }
         self.order.clear();
-        let size = table_size(bound).min(self.keys.len());
+        let size = table_size(bound).min(self.keys.len()).max(1);
         self.mask = size - 1;
         self.shift = 64 - size.trailing_zeros();
     }
 
+    /// The 50% cut-off: no insertion once half the slots are used.
     #[inline(always)]
-    fn insert_pattern(&mut self, c: usize) {
-        self.probe(c);
+    fn full(&self) -> bool {
+        2 * self.order.len() > self.mask
     }
 
     #[inline(always)]
-    fn insert(&mut self, c: usize, v: V) {
-        let (s, new) = self.probe(c);
-        if new {
-            self.vals[s] = v;
-        } else {
-            self.vals[s] += v;
+    fn upsert(&mut self, c: usize, v: T, merge: impl FnOnce(&mut T, T)) -> bool {
+        // Fibonacci hashing: spreads strided column patterns that `c & mask` would pile up.
+        let mut s =
+            ((c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize & self.mask;
+        loop {
+            let k = self.keys[s];
+            if k == c {
+                merge(&mut self.vals[s], v);
+                return true;
+            }
+            if k == EMPTY {
+                if self.full() {
+                    return false;
+                }
+                self.keys[s] = c;
+                self.vals[s] = v;
+                self.order.push(s as u32);
+                return true;
+            }
+            s = (s + 1) & self.mask;
         }
     }
 
     #[inline]
-    fn len(&self) -> usize {
-        self.order.len()
+    fn items(&self) -> impl Iterator<Item = (usize, T)> + '_ {
+        self.order
+            .iter()
+            .map(|&s| (self.keys[s as usize], self.vals[s as usize]))
+    }
+}
+
+/// Two-level linear probing (KKLP): level 1 of `2 * L1_ENTRIES` slots in per-thread
+/// scratch, level 2 from the pool chunk; each level stops taking keys at 50% occupancy
+/// so probing stays short and always ends at an empty slot.
+pub struct TwoLevelProbing<T> {
+    l1: Probing<T>,
+    l2: Probing<T>,
+}
+
+impl<T: Copy + Default> Default for TwoLevelProbing<T> {
+    fn default() -> Self {
+        TwoLevelProbing {
+            l1: Probing::default(),
+            l2: Probing::default(),
+        }
+    }
+}
+
+impl<T: Copy + Default> TwoLevelProbing<T> {
+    pub fn prepare(&mut self, max_row: usize) -> Result<()> {
+        self.l1.prepare(L1_ENTRIES, "KKLP level-1 scratch")?;
+        if max_row > L1_ENTRIES {
+            self.l2.prepare(max_row, "KKLP level-2 table")?;
+        }
+        Ok(())
     }
 
+    #[inline]
+    pub fn begin_row(&mut self, bound: usize) {
+        self.l1.reset(bound.min(L1_ENTRIES));
+        if !self.l2.order.is_empty() || bound > L1_ENTRIES {
+            self.l2.reset(bound);
+        }
+    }
+
+    #[inline(always)]
+    pub fn upsert(&mut self, c: usize, v: T, merge: impl Fn(&mut T, T)) {
+        if self.l1.upsert(c, v, &merge) {
+            return;
+        }
+        let ok = self.l2.upsert(c, v, &merge);
+        assert!(ok, "KKLP row exceeds the bound it was sized for");
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.l1.order.len() + self.l2.order.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn items(&self) -> impl Iterator<Item = (usize, T)> + '_ {
+        self.l1.items().chain(self.l2.items())
+    }
+}
+
+/// KKLP numeric accumulator.
+pub struct ProbeAcc<V> {
+    map: TwoLevelProbing<V>,
+    pairs: Vec<(usize, V)>,
+}
+
+impl<V: Scalar> Default for ProbeAcc<V> {
+    fn default() -> Self {
+        ProbeAcc {
+            map: TwoLevelProbing::default(),
+            pairs: Vec::new(),
+        }
+    }
+}
+
+impl<V: Scalar> ProbeAcc<V> {
+    pub fn prepare(&mut self, max_row: usize) -> Result<()> {
+        self.map.prepare(max_row)?;
+        if self.pairs.capacity() < max_row {
+            try_reserve(&mut self.pairs, max_row, "KKLP sort buffer")?;
+        }
+        Ok(())
+    }
+}
+
+impl<V: Scalar> Accumulator<V> for ProbeAcc<V> {
+    #[inline]
+    fn begin_row(&mut self, bound: usize) {
+        self.map.begin_row(bound);
+    }
+    #[inline(always)]
+    fn insert_pattern(&mut self, c: usize) {
+        self.map.upsert(c, V::ZERO, |_, _| {});
+    }
+    #[inline(always)]
+    fn insert(&mut self, c: usize, v: V) {
+        self.map.upsert(c, v, |x, v| *x += v);
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.map.len()
+    }
     fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>) {
-        let to_j = |c: usize| J::try_from_usize(c + base).expect("column checked at symbolic time");
+        if sorted {
+            emit_pairs_sorted(&mut self.pairs, self.map.items(), base, cols, vals);
+            return;
+        }
         match vals {
-            None => {
-                if sorted {
-                    for (dst, &s) in cols.iter_mut().zip(&self.order) {
-                        *dst = to_j(self.keys[s as usize]);
-                    }
-                    cols.sort_unstable_by(|x, y| x.partial_cmp(y).expect("integers"));
-                } else {
-                    for (dst, &s) in cols.iter_mut().zip(&self.order) {
-                        *dst = to_j(self.keys[s as usize]);
-                    }
+            Some(vals) => {
+                for ((dc, dv), (c, v)) in cols.iter_mut().zip(vals.iter_mut()).zip(self.map.items())
+                {
+                    *dc = to_j(c, base);
+                    *dv = v;
                 }
             }
-            Some(vals) => {
-                if sorted {
-                    self.pairs.clear();
-                    for &s in &self.order {
-                        self.pairs
-                            .push((self.keys[s as usize], self.vals[s as usize]));
-                    }
-                    sort_pairs(&mut self.pairs);
-                    for ((dc, dv), &(c, v)) in cols.iter_mut().zip(vals.iter_mut()).zip(&self.pairs)
-                    {
-                        *dc = to_j(c);
-                        *dv = v;
-                    }
-                } else {
-                    for ((dc, dv), &s) in cols.iter_mut().zip(vals.iter_mut()).zip(&self.order) {
-                        *dc = to_j(self.keys[s as usize]);
-                        *dv = self.vals[s as usize];
+            None => {
+                for (dc, (c, _)) in cols.iter_mut().zip(self.map.items()) {
+                    *dc = to_j(c, base);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds the same column stream to every accumulator, with rows both below and above
+    /// the level-1 capacity, and checks order, values and sorted output agree.
+    #[test]
+    fn accumulators_agree_across_levels() {
+        let k = 5000;
+        for &distinct in &[
+            0usize,
+            1,
+            7,
+            L1_ENTRIES - 1,
+            L1_ENTRIES,
+            L1_ENTRIES + 1,
+            3000,
+        ] {
+            let stream: Vec<(usize, f64)> = (0..3 * distinct)
+                .map(|t| (((t * 7919) % distinct.max(1)) * 13 % k, t as f64 * 0.5))
+                .collect();
+            let mut d = DenseAcc::<f64>::default();
+            d.prepare(k, 3000, true, true).unwrap();
+            let mut l = LinkedAcc::<f64>::default();
+            l.prepare(3000).unwrap();
+            let mut p = ProbeAcc::<f64>::default();
+            p.prepare(3000).unwrap();
+            for sorted in [false, true] {
+                // Twice, so the second row runs on reused (reset) state.
+                for _ in 0..2 {
+                    let r1 = row(&mut d, &stream, sorted);
+                    let r2 = row(&mut l, &stream, sorted);
+                    let r3 = row(&mut p, &stream, sorted);
+                    assert_eq!(r1, r2);
+                    assert_eq!(r1, r3);
+                    let mut want: Vec<i64> = stream.iter().map(|&(c, _)| c as i64).collect();
+                    want.sort_unstable();
+                    want.dedup();
+                    assert_eq!(r1.0.len(), want.len());
+                    if sorted {
+                        assert_eq!(r1.0, want);
                     }
                 }
             }
         }
+    }
+
+    fn row<A: Accumulator<f64>>(
+        acc: &mut A,
+        stream: &[(usize, f64)],
+        sorted: bool,
+    ) -> (Vec<i64>, Vec<f64>) {
+        acc.begin_row(stream.len());
+        for &(c, v) in stream {
+            acc.insert(c, v);
+        }
+        let n = acc.len();
+        let mut cols = vec![0i64; n];
+        let mut vals = vec![0f64; n];
+        acc.emit(sorted, 0, &mut cols, Some(&mut vals));
+        (cols, vals)
     }
 }

@@ -1,11 +1,14 @@
 //! Row-by-row (Gustavson) SpGEMM kernels: the symbolic phase counts the distinct columns
-//! of each row of C; the numeric phase accumulates values and writes each row. Rows are
-//! processed Thread-Sequentially in flop-balanced chunks; each worker uses its own
-//! accumulator from the handle's workspace.
+//! of each row of C; the numeric phase accumulates values and writes each row; the
+//! replay kernel recomputes values for a structure known from an earlier numeric call.
+//! Rows are processed Thread-Sequentially in flop-balanced chunks; each worker uses its
+//! own accumulators from the handle's ONE2ONE pool.
 
 use rayon::prelude::*;
 
 use crate::cpu::accum::Accumulator;
+use crate::cpu::compress::CompressedRows;
+use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
 use crate::error::{Result, Status, err};
@@ -14,8 +17,12 @@ use crate::types::{Idx, Scalar};
 /// Which accumulator family a kernel runs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AccKind {
+    /// KKDENSE: O(k) arrays per thread.
     Dense,
-    Hash,
+    /// KKMEM: two-level linked-list hash map.
+    Linked,
+    /// KKLP: two-level linear probing.
+    Probe,
 }
 
 /// Splits `data` into consecutive pieces that start at `starts[c] - starts[0]`.
@@ -30,10 +37,11 @@ pub fn split_at_bounds<'s, T>(mut data: &'s mut [T], starts: &[usize]) -> Vec<&'
 }
 
 /// Symbolic kernel for one chunk: `out[i - rows.start]` = distinct columns of row i.
-pub fn count_rows<V: Scalar, O: Idx, I: Idx, A: Accumulator<V>>(
-    acc: &mut A,
+fn count_rows<V: Scalar, O: Idx, I: Idx, S: SymbolicAcc>(
+    acc: &mut S,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
+    cb: Option<&CompressedRows>,
     rows: std::ops::Range<usize>,
     flop_prefix: &[u64],
     out: &mut [usize],
@@ -41,46 +49,65 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx, A: Accumulator<V>>(
     let r0 = rows.start;
     for i in rows {
         acc.begin_row((flop_prefix[i + 1] - flop_prefix[i]) as usize);
-        for p in a.row_range(i) {
-            for q in b.row_range(a.col(p)) {
-                acc.insert_pattern(b.col(q));
+        match cb {
+            Some(cb) => {
+                for p in a.row_range(i) {
+                    for q in cb.row(a.col(p)) {
+                        acc.insert(cb.words[q] as usize, cb.bits[q]);
+                    }
+                }
+            }
+            None => {
+                for p in a.row_range(i) {
+                    for q in b.row_range(a.col(p)) {
+                        let c = b.col(q);
+                        acc.insert(c / WORD_BITS, 1u64 << (c % WORD_BITS));
+                    }
+                }
             }
         }
-        out[i - r0] = acc.len();
+        out[i - r0] = acc.count();
     }
 }
 
 /// Symbolic phase: fills `row_nnz[i]` with the number of distinct columns of row i of C.
+/// `cb` is B compressed (or `None`); `max_keys` bounds the distinct words of any row.
 #[allow(clippy::too_many_arguments)]
 pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     pool: &WorkspacePool,
     kind: AccKind,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
+    cb: Option<&CompressedRows>,
     chunks: &[usize],
     flop_prefix: &[u64],
-    max_row: usize,
+    max_keys: usize,
     row_nnz: &mut [usize],
 ) -> Result<()> {
     let k = b.ncols();
+    let max_keys = max_keys.min(k.div_ceil(WORD_BITS));
     let pieces = split_at_bounds(row_nnz, chunks);
     pieces
         .into_par_iter()
         .zip(chunks.par_windows(2))
         .try_for_each(|(out, w)| {
-            pool.with(|ws| match kind {
-                AccKind::Dense => {
-                    let acc = ws.dense::<V>();
-                    acc.prepare(k, max_row, false)?;
-                    count_rows(acc, a, b, w[0]..w[1], flop_prefix, out);
-                    Ok(())
+            pool.with(|ws| {
+                let rows = w[0]..w[1];
+                match kind {
+                    AccKind::Dense => {
+                        ws.sym_dense.prepare(k, max_keys)?;
+                        count_rows(&mut ws.sym_dense, a, b, cb, rows, flop_prefix, out);
+                    }
+                    AccKind::Linked => {
+                        ws.sym_linked.prepare(max_keys)?;
+                        count_rows(&mut ws.sym_linked, a, b, cb, rows, flop_prefix, out);
+                    }
+                    AccKind::Probe => {
+                        ws.sym_probe.prepare(max_keys)?;
+                        count_rows(&mut ws.sym_probe, a, b, cb, rows, flop_prefix, out);
+                    }
                 }
-                AccKind::Hash => {
-                    let acc = ws.hash::<V>();
-                    acc.prepare(max_row, false)?;
-                    count_rows(acc, a, b, w[0]..w[1], flop_prefix, out);
-                    Ok(())
-                }
+                Ok(())
             })
         })
 }
@@ -143,6 +170,22 @@ fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx, A: Accumulator<V>>(
     Ok(())
 }
 
+/// Per-chunk output slices of C.
+fn pieces<'o, J, V>(
+    chunks: &[usize],
+    row_ptr: &[usize],
+    cols: &'o mut [J],
+    vals: Option<&'o mut [V]>,
+) -> (Vec<&'o mut [J]>, Vec<Option<&'o mut [V]>>) {
+    let starts: Vec<usize> = chunks.iter().map(|&r| row_ptr[r]).collect();
+    let col_pieces = split_at_bounds(cols, &starts);
+    let val_pieces: Vec<Option<&mut [V]>> = match vals {
+        Some(v) => split_at_bounds(v, &starts).into_iter().map(Some).collect(),
+        None => (0..col_pieces.len()).map(|_| None).collect(),
+    };
+    (col_pieces, val_pieces)
+}
+
 /// Numeric phase: writes C's column indices (plus `c_base`) and, when `vals` is given and
 /// A and B carry values, C's values.
 #[allow(clippy::too_many_arguments)]
@@ -161,28 +204,113 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
 ) -> Result<()> {
     let k = b.ncols();
     let with_values = vals.is_some();
-    let starts: Vec<usize> = chunks.iter().map(|&r| row_ptr[r]).collect();
-    let col_pieces = split_at_bounds(cols, &starts);
-    let val_pieces: Vec<Option<&mut [V]>> = match vals {
-        Some(v) => split_at_bounds(v, &starts).into_iter().map(Some).collect(),
-        None => (0..col_pieces.len()).map(|_| None).collect(),
-    };
+    let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
     col_pieces
         .into_par_iter()
         .zip(val_pieces)
         .zip(chunks.par_windows(2))
         .try_for_each(|((cp, vp), w)| {
-            pool.with(|ws| match kind {
-                AccKind::Dense => {
-                    let acc = ws.dense::<V>();
-                    acc.prepare(k, max_row_nnz, with_values)?;
-                    fill_rows(acc, a, b, w[0]..w[1], row_ptr, sorted, c_base, cp, vp)
+            pool.with(|ws| {
+                let rows = w[0]..w[1];
+                match kind {
+                    AccKind::Dense => {
+                        let acc = ws.dense::<V>();
+                        acc.prepare(k, max_row_nnz, with_values, sorted)?;
+                        fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+                    }
+                    AccKind::Linked => {
+                        let acc = ws.linked::<V>();
+                        acc.prepare(max_row_nnz)?;
+                        fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+                    }
+                    AccKind::Probe => {
+                        let acc = ws.probe::<V>();
+                        acc.prepare(max_row_nnz)?;
+                        fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+                    }
                 }
-                AccKind::Hash => {
-                    let acc = ws.hash::<V>();
-                    acc.prepare(max_row_nnz, with_values)?;
-                    fill_rows(acc, a, b, w[0]..w[1], row_ptr, sorted, c_base, cp, vp)
+            })
+        })
+}
+
+/// Replay kernel for one chunk: C's columns are known (`known`, 0-based, row by row), so
+/// values are summed into a dense per-thread array and gathered in the known order; no
+/// hashing, no sorting. `dense` holds -0.0 everywhere between rows: -0.0 is the exact
+/// identity of IEEE addition, so each entry is bitwise the sum the accumulators form.
+#[allow(clippy::too_many_arguments)]
+fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    dense: &mut [V],
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    known: &[u32],
+    c_base: usize,
+    cols: &mut [J],
+    vals: Option<&mut [V]>,
+) {
+    let off0 = row_ptr[rows.start];
+    for (dst, &c) in cols.iter_mut().zip(known) {
+        *dst = J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+    }
+    let (Some(vals), Some(av), Some(bv)) = (vals, a.values(), b.values()) else {
+        return;
+    };
+    let neg0 = V::NEG_ZERO;
+    for i in rows {
+        for p in a.row_range(i) {
+            let aij = av[p];
+            let r = b.row_range(a.col(p));
+            for (&cq, &bq) in b.col_indices()[r.clone()].iter().zip(&bv[r]) {
+                dense[cq.to_usize().wrapping_sub(b.base())] += aij * bq;
+            }
+        }
+        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+        for (dv, &c) in vals[s..e].iter_mut().zip(&known[s..e]) {
+            let slot = &mut dense[c as usize];
+            *dv = *slot;
+            *slot = neg0;
+        }
+    }
+}
+
+/// Numeric phase for a plan that knows C's columns (`known`, 0-based, in output order).
+/// Only valid when the structure of A and B is the plan's (checked by the caller).
+#[allow(clippy::too_many_arguments)]
+pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
+    pool: &WorkspacePool,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    chunks: &[usize],
+    row_ptr: &[usize],
+    known: &[u32],
+    c_base: usize,
+    cols: &mut [J],
+    vals: Option<&mut [V]>,
+) -> Result<()> {
+    let k = b.ncols();
+    let with_values = vals.is_some();
+    let known_pieces = {
+        let starts: Vec<usize> = chunks.iter().map(|&r| row_ptr[r]).collect();
+        starts
+            .windows(2)
+            .map(|w| &known[w[0] - starts[0]..w[1] - starts[0]])
+            .collect::<Vec<_>>()
+    };
+    let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
+    col_pieces
+        .into_par_iter()
+        .zip(val_pieces)
+        .zip(known_pieces)
+        .zip(chunks.par_windows(2))
+        .try_for_each(|(((cp, vp), kp), w)| {
+            pool.with(|ws| {
+                let dense = ws.replay::<V>();
+                if with_values && dense.len() < k {
+                    crate::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
                 }
+                replay_rows(dense, a, b, w[0]..w[1], row_ptr, kp, c_base, cp, vp);
+                Ok(())
             })
         })
 }

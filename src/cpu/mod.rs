@@ -1,9 +1,12 @@
 //! CPU backend: flop-balanced row partitions over the handle's rayon pool, per-thread
-//! accumulators, symbolic and numeric Gustavson kernels.
+//! accumulators (KKDENSE, KKMEM, KKLP) for the symbolic (bit sets) and numeric phases,
+//! compression of B, the replay kernel for reused plans.
 
 pub mod accum;
+pub mod compress;
 pub mod gustavson;
 pub mod partition;
 pub mod sort;
 pub mod spmm;
+pub mod symbolic;
 pub mod workspace;

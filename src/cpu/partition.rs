@@ -14,6 +14,9 @@ pub struct FlopProfile {
     pub prefix: Vec<u64>,
     /// Multiplications of the heaviest row: bounds the distinct columns of any row of C.
     pub max_row: u64,
+    /// Symbolic insertions with B compressed (the paper's compressed f_m), when the
+    /// compressed row lengths of B were given.
+    pub compressed: Option<u64>,
 }
 
 impl FlopProfile {
@@ -22,25 +25,48 @@ impl FlopProfile {
     }
 }
 
-/// Multiplications per row of A*B: sum over a_ij of nnz(B row j).
+/// Multiplications per row of A*B: sum over a_ij of nnz(B row j); with `clens` (the
+/// compressed row lengths of B) also the compressed total, in the same pass.
 pub fn flop_profile<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
+    clens: Option<&[u32]>,
 ) -> Result<FlopProfile> {
     let m = a.nrows();
     let mut prefix = try_filled(m + 1, 0u64, "flop counts")?;
-    prefix[1..]
+    let (max_row, ctotal) = prefix[1..]
         .par_iter_mut()
         .enumerate()
         .with_min_len(1024)
-        .for_each(|(i, f)| {
-            *f = a.row_range(i).map(|p| b.row_len(a.col(p)) as u64).sum();
-        });
-    let max_row = prefix[1..].par_iter().copied().max().unwrap_or(0);
+        .map(|(i, f)| {
+            let mut flops = 0u64;
+            let mut cflops = 0u64;
+            match clens {
+                Some(cl) => {
+                    for p in a.row_range(i) {
+                        let j = a.col(p);
+                        flops += b.row_len(j) as u64;
+                        cflops += cl[j] as u64;
+                    }
+                }
+                None => {
+                    for p in a.row_range(i) {
+                        flops += b.row_len(a.col(p)) as u64;
+                    }
+                }
+            }
+            *f = flops;
+            (flops, cflops)
+        })
+        .reduce(|| (0, 0), |x, y| (x.0.max(y.0), x.1 + y.1));
     for i in 0..m {
         prefix[i + 1] += prefix[i];
     }
-    Ok(FlopProfile { prefix, max_row })
+    Ok(FlopProfile {
+        prefix,
+        max_row,
+        compressed: clens.map(|_| ctotal),
+    })
 }
 
 /// Splits rows into contiguous chunks of about equal flops (plus a per-row cost, so long

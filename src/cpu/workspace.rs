@@ -1,62 +1,74 @@
-//! Per-thread workspace kept on the handle (one slot per worker, located by the worker's
-//! index: the ONE2ONE arrangement of the KokkosKernels paper). Buffers grow on demand
+//! Per-thread workspace kept on the handle: one chunk of the ONE2ONE memory pool
+//! ([`crate::pool`]) per worker, located by the worker's index. Buffers grow on demand
 //! through fallible allocation and are reused by later calls, so the hot path does not
 //! allocate.
 
 use std::any::Any;
 
-use parking_lot::Mutex;
-
-use crate::cpu::accum::{DenseAcc, HashAcc};
+use crate::cpu::accum::{DenseAcc, LinkedAcc, ProbeAcc};
+use crate::cpu::symbolic::{DenseBits, LinkedBits, ProbeBits};
+use crate::pool::{Pool, PoolMode};
 use crate::types::Scalar;
 
-/// Accumulators of one worker, for both value types.
+/// Numeric accumulators for one value type.
+#[derive(Default)]
+struct Numeric<V: Scalar> {
+    dense: DenseAcc<V>,
+    linked: LinkedAcc<V>,
+    probe: ProbeAcc<V>,
+    /// Dense values of the replay kernel (all -0.0 between rows).
+    replay: Vec<V>,
+}
+
+/// Accumulators of one worker: symbolic (bit sets) and numeric, for both value types.
 #[derive(Default)]
 pub struct Workspace {
-    dense64: DenseAcc<f64>,
-    dense32: DenseAcc<f32>,
-    hash64: HashAcc<f64>,
-    hash32: HashAcc<f32>,
+    pub sym_dense: DenseBits,
+    pub sym_linked: LinkedBits,
+    pub sym_probe: ProbeBits,
+    num64: Numeric<f64>,
+    num32: Numeric<f32>,
 }
 
 impl Workspace {
-    pub fn dense<V: Scalar>(&mut self) -> &mut DenseAcc<V> {
-        let d64: &mut dyn Any = &mut self.dense64;
-        if d64.is::<DenseAcc<V>>() {
-            return d64.downcast_mut().expect("checked");
+    fn numeric<V: Scalar>(&mut self) -> &mut Numeric<V> {
+        let n64: &mut dyn Any = &mut self.num64;
+        if n64.is::<Numeric<V>>() {
+            return n64.downcast_mut().expect("checked");
         }
-        let d32: &mut dyn Any = &mut self.dense32;
-        d32.downcast_mut().expect("value types are f32 and f64")
+        let n32: &mut dyn Any = &mut self.num32;
+        n32.downcast_mut().expect("value types are f32 and f64")
     }
 
-    pub fn hash<V: Scalar>(&mut self) -> &mut HashAcc<V> {
-        let h64: &mut dyn Any = &mut self.hash64;
-        if h64.is::<HashAcc<V>>() {
-            return h64.downcast_mut().expect("checked");
-        }
-        let h32: &mut dyn Any = &mut self.hash32;
-        h32.downcast_mut().expect("value types are f32 and f64")
+    pub fn dense<V: Scalar>(&mut self) -> &mut DenseAcc<V> {
+        &mut self.numeric::<V>().dense
+    }
+    pub fn linked<V: Scalar>(&mut self) -> &mut LinkedAcc<V> {
+        &mut self.numeric::<V>().linked
+    }
+    pub fn probe<V: Scalar>(&mut self) -> &mut ProbeAcc<V> {
+        &mut self.numeric::<V>().probe
+    }
+    pub fn replay<V: Scalar>(&mut self) -> &mut Vec<V> {
+        &mut self.numeric::<V>().replay
     }
 }
 
-/// One workspace per worker thread of a handle.
+/// One workspace per worker thread of a handle (ONE2ONE pool).
 pub struct WorkspacePool {
-    slots: Vec<Mutex<Workspace>>,
+    pool: Pool<Workspace>,
 }
 
 impl WorkspacePool {
     pub fn new(threads: usize) -> WorkspacePool {
         WorkspacePool {
-            slots: (0..threads.max(1))
-                .map(|_| Mutex::new(Workspace::default()))
-                .collect(),
+            pool: Pool::new(PoolMode::OneToOne, threads, Workspace::default),
         }
     }
 
     /// Runs `f` with the calling worker's workspace. `f` must not start rayon work: a
     /// stolen job of the same worker would wait on this slot.
     pub fn with<R>(&self, f: impl FnOnce(&mut Workspace) -> R) -> R {
-        let i = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
-        f(&mut self.slots[i].lock())
+        self.pool.with_worker(f)
     }
 }

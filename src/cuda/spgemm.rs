@@ -361,6 +361,8 @@ impl PairOp for GpuSymbolicOp<'_> {
                 numeric_alg: Algorithm::LinearProbe,
                 sorted: h.options.sorted_output,
                 gpu: Some(Box::new(gplan.0)),
+                compressed: false,
+                reuse: Default::default(),
             })
         })
     }

@@ -83,6 +83,10 @@ pub const SPGEMM_ALG_KKDENSE: spgemm_algorithm_t = 1;
 /// Hash accumulator with linear probing, at most half full (KKLP). Memory independent of
 /// the number of columns of C.
 pub const SPGEMM_ALG_KKLP: spgemm_algorithm_t = 2;
+/// Two-level linked-list hash map (KKMEM): a small first level per thread that stays in
+/// cache, a second level sized by the largest row only for rows that overflow it. Memory
+/// independent of the number of columns of C.
+pub const SPGEMM_ALG_KKMEM: spgemm_algorithm_t = 3;
 
 /// GPU for large products when a usable CUDA device is present, else CPU (default).
 pub const SPGEMM_BACKEND_AUTO: spgemm_backend_t = 0;

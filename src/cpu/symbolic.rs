@@ -1,0 +1,120 @@
+//! Symbolic-phase accumulators: they only count the distinct columns of a row of C.
+//!
+//! Columns travel as (word, bits) pairs: word = column / 64, bits = the columns of that
+//! word (section 3.2 of the KokkosKernels paper). A row's size is the population count
+//! of the union (bitwise OR) of its words. With a compressed B ([`crate::cpu::compress`])
+//! one pair stands for several columns of a row of B; without it each column is its own
+//! pair, which still merges neighbouring columns of C into one key.
+
+use crate::alloc::{try_grow, try_reserve};
+use crate::cpu::accum::{TwoLevelChains, TwoLevelProbing};
+use crate::error::Result;
+
+/// Columns per word of a bit set.
+pub const WORD_BITS: usize = 64;
+
+/// What the symbolic kernel needs from an accumulator.
+pub trait SymbolicAcc {
+    /// Starts a row that inserts at most `bound` distinct words.
+    fn begin_row(&mut self, bound: usize);
+    /// ORs `bits` into word `w`.
+    fn insert(&mut self, w: usize, bits: u64);
+    /// Distinct columns of the row (popcount of the union).
+    fn count(&mut self) -> usize;
+}
+
+/// Dense bit map over all k columns (KKDENSE symbolic): k/8 bytes per thread, so a
+/// 262,144-column C needs 32 KiB, which stays in the L1 cache.
+#[derive(Default)]
+pub struct DenseBits {
+    words: Vec<u64>,
+    touched: Vec<u32>,
+}
+
+impl DenseBits {
+    pub fn prepare(&mut self, k: usize, max_row: usize) -> Result<()> {
+        let nw = k.div_ceil(WORD_BITS);
+        try_grow(&mut self.words, nw, 0, "dense symbolic bit map")?;
+        let want = max_row.min(nw);
+        if self.touched.capacity() < want {
+            try_reserve(&mut self.touched, want, "dense symbolic word list")?;
+        }
+        Ok(())
+    }
+}
+
+impl SymbolicAcc for DenseBits {
+    #[inline]
+    fn begin_row(&mut self, _bound: usize) {}
+
+    #[inline(always)]
+    fn insert(&mut self, w: usize, bits: u64) {
+        let slot = &mut self.words[w];
+        if *slot == 0 {
+            self.touched.push(w as u32);
+        }
+        *slot |= bits;
+    }
+
+    #[inline]
+    fn count(&mut self) -> usize {
+        let mut n = 0;
+        for &w in &self.touched {
+            let slot = &mut self.words[w as usize];
+            n += slot.count_ones() as usize;
+            *slot = 0;
+        }
+        self.touched.clear();
+        n
+    }
+}
+
+/// KKMEM symbolic: the two-level linked-list map with bit sets as payload.
+#[derive(Default)]
+pub struct LinkedBits(TwoLevelChains<u64>);
+
+impl LinkedBits {
+    pub fn prepare(&mut self, max_row: usize) -> Result<()> {
+        self.0.prepare(max_row)
+    }
+}
+
+impl SymbolicAcc for LinkedBits {
+    #[inline]
+    fn begin_row(&mut self, bound: usize) {
+        self.0.begin_row(bound);
+    }
+    #[inline(always)]
+    fn insert(&mut self, w: usize, bits: u64) {
+        self.0.upsert(w, bits, |x, b| *x |= b);
+    }
+    #[inline]
+    fn count(&mut self) -> usize {
+        self.0.items().map(|(_, b)| b.count_ones() as usize).sum()
+    }
+}
+
+/// KKLP symbolic: two-level linear probing with bit sets as payload.
+#[derive(Default)]
+pub struct ProbeBits(TwoLevelProbing<u64>);
+
+impl ProbeBits {
+    pub fn prepare(&mut self, max_row: usize) -> Result<()> {
+        self.0.prepare(max_row)
+    }
+}
+
+impl SymbolicAcc for ProbeBits {
+    #[inline]
+    fn begin_row(&mut self, bound: usize) {
+        self.0.begin_row(bound);
+    }
+    #[inline(always)]
+    fn insert(&mut self, w: usize, bits: u64) {
+        self.0.upsert(w, bits, |x, b| *x |= b);
+    }
+    #[inline]
+    fn count(&mut self) -> usize {
+        self.0.items().map(|(_, b)| b.count_ones() as usize).sum()
+    }
+}
