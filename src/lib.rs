@@ -5,7 +5,8 @@
 //!   panic boundary, status codes, last-error text);
 //! - typed API: [`handle::Handle`], [`csr::CsrRef`] / [`csr::AnyCsr`], [`plan::Plan`];
 //! - [`exec`]: algorithm selection and dispatch to a backend;
-//! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace.
+//! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace;
+//! - [`topo`]: platform: hwloc topology, worker placement and binding, NUMA/HBM memory.
 
 pub mod alloc;
 pub mod cpu;
@@ -16,6 +17,7 @@ pub mod ffi;
 pub mod handle;
 pub mod output;
 pub mod plan;
+pub mod topo;
 pub mod types;
 
 pub use error::{Error, Result, Status};
