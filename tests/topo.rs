@@ -350,6 +350,29 @@ fn handle_on_a_foreign_topology_plans_but_does_not_bind() {
     assert!(info.contains("\"hbm_present\":true"), "{info}");
 }
 
+#[test]
+fn handle_without_hwloc_runs_unbound_with_a_message() {
+    let t = Arc::new(Topo::fallback(
+        3,
+        "hwloc could not discover the topology: test",
+    ));
+    assert_eq!(t.desc().cores.len(), 3);
+    assert!(!t.hbm_present());
+    let h = Handle::with_topology(2, t).unwrap();
+    assert_eq!(h.placement().policy, BindPolicy::Spread);
+    for o in h.bind_outcomes() {
+        assert!(
+            matches!(&o, BindOutcome::Failed(m) if m.contains("no hwloc topology")),
+            "{o:?}"
+        );
+    }
+    assert_eq!(h.install(rayon::current_num_threads), 2);
+    let info = h.topology_info();
+    assert_valid_json(&info);
+    assert!(info.contains("\"source\":\"fallback\""), "{info}");
+    assert!(info.contains("\"load_error\":\"hwloc could not"), "{info}");
+}
+
 /// PUs the calling thread may run on, from the kernel.
 fn affinity_of_this_thread() -> Vec<u32> {
     // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity writes at most its size.

@@ -24,13 +24,18 @@ pub fn bind_current_thread(topo: &Topo, pus: &[u32]) -> Result<(), String> {
     if pus.is_empty() {
         return Ok(());
     }
+    let Some(hw) = topo.hwloc() else {
+        return Err(format!(
+            "no hwloc topology: {}",
+            topo.load_error.as_deref().unwrap_or("not loaded")
+        ));
+    };
     if !topo.is_this_system() {
         return Err(format!(
             "the topology ({}) does not describe this machine",
             topo.desc().source
         ));
     }
-    let hw = topo.hwloc().ok_or("no hwloc topology")?;
     let mut set = CpuSet::new();
     for &p in pus {
         set.set(p as usize);
