@@ -1,6 +1,9 @@
 # libspgemm: build, demo, tests, install.
 #   make demo     build the library and run the demo (7-point 3D Laplacian, C = A*A + reuse)
-#   make check    every test: formatting, lints, Rust tests, C/C++ ABI tests under sanitizers
+#   make check    every test: formatting, lints, Rust tests, C/C++ ABI tests under sanitizers,
+#                 Fortran module up to date, examples built from an installed copy
+#   make install PREFIX=DIR [DESTDIR=STAGE]   library, headers, Fortran module source,
+#                 pkg-config file and CMake package under DIR
 
 CARGO   ?= cargo
 CC      ?= cc
@@ -12,7 +15,8 @@ CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 
-.PHONY: all lib demo check lint rust-test c-test header-check symbols clean
+.PHONY: all lib demo check lint rust-test cuda-check c-test abi-coverage header-check symbols clean \
+        install fortran-module fortran-check examples-check
 
 all: lib
 
@@ -28,7 +32,7 @@ demo: lib | $(BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -Iinclude examples-c/laplace_demo.c -o $(BUILD)/laplace_demo $(LINK_SO) -lm
 	$(BUILD)/laplace_demo
 
-check: lint rust-test c-test
+check: lint rust-test cuda-check c-test fortran-check examples-check
 
 lint:
 	$(CARGO) fmt --check
@@ -37,19 +41,42 @@ lint:
 rust-test:
 	$(CARGO) test --release
 
-c-test: lib header-check symbols | $(BUILD)
-	@set -e; for src in ffi-tests/*.c; do [ -e "$$src" ] || continue; \
+# CUDA kernels, no GPU needed: NVRTC (PyPI wheel in .venv-cuda) compiles every kernel for
+# sm_80 and sm_90 as the library does at run time, ptxas assembles them; registers, shared
+# memory and spills per kernel go to target/cuda-kernels.txt; a spill in a hash kernel fails.
+cuda-check:
+	@eval "$$(scripts/cuda_tools.sh)" && SPGEMM_REQUIRE_NVRTC=1 $(CARGO) test --release --test cuda_compile -- --nocapture
+	@cat target/cuda-kernels.txt
+	@echo "== GPU test suite (each test prints SKIPPED <name>: <reason> without a usable GPU)"
+	@mkdir -p $(BUILD); rc=0; $(CARGO) test --release --test cuda_gpu -- --nocapture --test-threads=1 \
+	  > $(BUILD)/cuda_gpu.log 2>&1 || rc=$$?; \
+	  grep -E 'SKIPPED|test result|on NVIDIA|panicked|FAILED' $(BUILD)/cuda_gpu.log; exit $$rc
+
+# C and C++ programs in ffi-tests/ use the ABI exactly as callers do (see ffi-tests/README.md).
+# Each prints "N passed, M failed" and exits non-zero on failure; leak checking stays on.
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	RUST_BACKTRACE=0
+c-test: lib header-check symbols abi-coverage | $(BUILD)
+	@set -e; for src in ffi-tests/*.c; do \
 	  t=$(BUILD)/$$(basename $$src .c); \
 	  echo "== $$t (ASan+UBSan)"; \
-	  $(CC) -g $(CFLAGS_STRICT) $(SAN) -Iinclude $$src -o $$t $(LINK_SO) -lm; \
-	  ASAN_OPTIONS=detect_leaks=1 $$t; \
+	  $(CC) -g $(CFLAGS_STRICT) $(SAN) -pthread -Iinclude $$src -o $$t $(LINK_SO) -lm; \
+	  $(SAN_ENV) $$t; \
 	done
-	@set -e; for src in ffi-tests/*.cpp; do [ -e "$$src" ] || continue; \
+	@set -e; for src in ffi-tests/*.cpp; do \
 	  t=$(BUILD)/$$(basename $$src .cpp); \
 	  echo "== $$t (C++17, ASan+UBSan)"; \
-	  $(CXX) -g -std=c++17 -Wall -Wextra -Werror $(SAN) -Iinclude $$src -o $$t $(LINK_SO); \
-	  $$t; \
+	  $(CXX) -g -std=c++17 -Wall -Wextra -Werror $(SAN) -pthread -Iinclude $$src -o $$t $(LINK_SO); \
+	  $(SAN_ENV) $$t; \
 	done
+
+# Every function the header declares is called by some program in ffi-tests/.
+abi-coverage:
+	@missing=$$(for f in $$(grep -oE '\b(spgemm|spmm)[a-z0-9_]*\(' include/spgemm.h | tr -d '(' | sort -u); do \
+	  grep -qE "\b$$f\(" ffi-tests/*.c ffi-tests/*.cpp || echo "$$f"; done); \
+	if [ -n "$$missing" ]; then echo "functions of include/spgemm.h not called in ffi-tests/:"; \
+	  echo "$$missing"; exit 1; fi; \
+	echo "ffi-tests call all $$(grep -oE '\b(spgemm|spmm)[a-z0-9_]*\(' include/spgemm.h | sort -u | wc -l) functions of include/spgemm.h"
 
 # The header compiles as strict C99 and C++17.
 header-check: | $(BUILD)
@@ -66,3 +93,73 @@ symbols: lib
 clean:
 	$(CARGO) clean
 	rm -rf $(BUILD)
+
+# ---- Installation (GNU conventions: PREFIX, DESTDIR, libdir, includedir) ----
+PREFIX     ?= /usr/local
+libdir     ?= $(PREFIX)/lib
+includedir ?= $(PREFIX)/include
+VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+SOVERSION  := 0
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
+# System libraries the Rust runtime in libspgemm.a needs (rustc --print native-static-libs).
+NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+INSTALL    ?= install
+PY         ?= python3
+# Fortran compiler (make's built-in default, f77, is not one that reads Fortran 2008).
+ifeq ($(origin FC),default)
+FC := gfortran
+endif
+
+# Real file libspgemm.so.$(VERSION); libspgemm.so.0 (the soname) and libspgemm.so (for -l)
+# are symbolic links, as distributions and HPC module trees expect.
+install: lib
+	$(INSTALL) -d $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(libdir)/cmake/spgemm $(DESTDIR)$(includedir)
+	$(INSTALL) -m 755 $(LIBDIR)/libspgemm.so $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
+	ln -sf libspgemm.so.$(VERSION) $(DESTDIR)$(libdir)/libspgemm.so.$(SOVERSION)
+	ln -sf libspgemm.so.$(SOVERSION) $(DESTDIR)$(libdir)/libspgemm.so
+	$(INSTALL) -m 644 $(LIBDIR)/libspgemm.a $(DESTDIR)$(libdir)/libspgemm.a
+	$(INSTALL) -m 644 include/spgemm.h include/spgemm.hpp include/spgemm.f90 $(DESTDIR)$(includedir)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(libdir)|' -e 's|@INCLUDEDIR@|$(includedir)|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@NATIVE_LIBS@|$(NATIVE_LIBS)|' \
+	    pkgconfig/spgemm.pc.in > $(DESTDIR)$(libdir)/pkgconfig/spgemm.pc
+	sed -e 's|@REL_LIBDIR@|'"$$(realpath -m --relative-to=$(libdir)/cmake/spgemm $(libdir))"'|' \
+	    -e 's|@REL_INCLUDEDIR@|'"$$(realpath -m --relative-to=$(libdir)/cmake/spgemm $(includedir))"'|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@SOVERSION@|$(SOVERSION)|' \
+	    -e 's|@NATIVE_LIBS_CMAKE@|$(subst $(space),;,$(patsubst -l%,%,$(NATIVE_LIBS)))|' \
+	    cmake/spgemmConfig.cmake.in > $(DESTDIR)$(libdir)/cmake/spgemm/spgemmConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' \
+	    -e 's|@VERSION_MINOR@|$(VERSION_MINOR)|' -e 's|@SIZEOF_VOID_P@|8|' \
+	    cmake/spgemmConfigVersion.cmake.in > $(DESTDIR)$(libdir)/cmake/spgemm/spgemmConfigVersion.cmake
+	@echo "installed libspgemm $(VERSION) under $(DESTDIR)$(PREFIX)"
+
+space := $(subst ,, )
+
+# ---- Fortran module: generated from the C header ----
+# Regenerate after changing include/spgemm.h.
+fortran-module:
+	$(PY) scripts/gen_fortran.py
+
+# The committed module matches the header (the parse-level comparison of every interface
+# with its C prototype is the Rust test tests/fortran_module.rs), and compiles as strict
+# Fortran 2008.
+fortran-check: | $(BUILD)
+	$(PY) scripts/gen_fortran.py --check
+	$(PY) scripts/test_gen_fortran.py
+	@if command -v $(FC) >/dev/null 2>&1; then \
+	  mkdir -p $(BUILD)/fortran-check && \
+	  $(FC) -std=f2008 -Wall -Wextra -Werror -fsyntax-only -J$(BUILD)/fortran-check include/spgemm.f90 && \
+	  echo "include/spgemm.f90 compiles with $(FC) -std=f2008 -Wall -Wextra -Werror"; \
+	else echo "$(FC) not found"; exit 1; fi
+
+
+# Installs into a temporary prefix and builds and runs every example from there, as a
+# downstream user would: with pkg-config and with CMake (C examples also under ASan+UBSan).
+examples-check: lib | $(BUILD)
+	rm -rf $(BUILD)/prefix $(BUILD)/destdir $(BUILD)/downstream
+	$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD))/prefix
+	$(MAKE) --no-print-directory install PREFIX=/opt/spgemm DESTDIR=$(abspath $(BUILD))/destdir >/dev/null
+	test -f $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm.pc
+	test "$$(readlink $(BUILD)/destdir/opt/spgemm/lib/libspgemm.so)" = libspgemm.so.$(SOVERSION)
+	grep -q '^prefix=/opt/spgemm$$' $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm.pc
+	FC=$(FC) CC=$(CC) CXX=$(CXX) scripts/check_downstream.sh $(abspath $(BUILD))/prefix $(abspath $(BUILD))/downstream

@@ -32,6 +32,23 @@
  */
 
 
+// Products whose inputs hold fewer entries stay on the CPU under `Backend::Auto`: the
+// copies to and from the device would cost more than the product.
+#define AUTO_MIN_INPUT_NNZ (1 << 20)
+
+// Static shared memory the kernels declare beside the dynamic tables (MAX_GROUPS ints and
+// a few counters), with room to spare.
+#define STATIC_SMEM ((256 * 4) + 64)
+
+// Largest number of rows one block may hold (MAX_GROUPS in kernels/spgemm.cu).
+#define MAX_GROUPS 256
+
+// Largest number of bins (MAX_BINS in kernels/spgemm.cu).
+#define MAX_BINS 16
+
+// Streams the bins are spread over (largest bins first).
+#define STREAMS 4
+
 // Library version as "MAJOR.MINOR.PATCH".
 #define SPGEMM_VERSION_MAJOR 0
 
@@ -53,6 +70,9 @@ typedef int32_t spgemm_status_t;
 
 // SpGEMM algorithm. See `SPGEMM_ALG_*`.
 typedef int32_t spgemm_algorithm_t;
+
+// Where products run. See `SPGEMM_BACKEND_*`.
+typedef int32_t spgemm_backend_t;
 
 // Integer type of row offsets or column indices. See `SPGEMM_INDEX_*`.
 typedef int32_t spgemm_index_type_t;
@@ -166,6 +186,17 @@ typedef int32_t spgemm_hbm_t;
 // Use high-bandwidth memory; when there is none, normal memory (the topology info says so).
 #define SPGEMM_HBM_ON 2
 
+// GPU for large products when a usable CUDA device is present, else CPU (default).
+#define SPGEMM_BACKEND_AUTO 0
+
+// CPU only.
+#define SPGEMM_BACKEND_CPU 1
+
+// CUDA GPU (device 0). Symbolic calls fail with `SPGEMM_STATUS_NO_DEVICE` when no driver,
+// no NVRTC library or no device is found, and with `SPGEMM_STATUS_NOT_SUPPORTED` when a
+// size exceeds the GPU path's 32-bit device indices.
+#define SPGEMM_BACKEND_CUDA 2
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -231,6 +262,26 @@ spgemm_status_t spgemm_set_algorithm(spgemm_handle_t *handle, spgemm_algorithm_t
 // # Safety
 // `handle` is NULL or live; `algorithm` is NULL or writable.
 spgemm_status_t spgemm_get_algorithm(spgemm_handle_t *handle, spgemm_algorithm_t *algorithm);
+
+// Chooses where later symbolic calls run (`SPGEMM_BACKEND_*`; default
+// `SPGEMM_BACKEND_AUTO`). A plan runs its numeric calls where it was made. Selecting
+// `SPGEMM_BACKEND_CUDA` opens the GPU at once (kernels are compiled by NVRTC on first
+// use and cached in the handle), so a missing device is reported here.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code),
+// `SPGEMM_STATUS_NO_DEVICE` (CUDA asked for but no driver, NVRTC or device: the option is
+// left unchanged, and the message says which is missing). Calls on one handle are
+// serialised.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_backend(spgemm_handle_t *handle, spgemm_backend_t backend);
+
+// Reads the backend option into `*backend`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or live; `backend` is NULL or writable.
+spgemm_status_t spgemm_get_backend(spgemm_handle_t *handle, spgemm_backend_t *backend);
 
 // Chooses whether C's column indices are sorted within each row (non-zero, the default)
 // or left in the accumulator's order (0: skips all sorting work). Applies to plans made

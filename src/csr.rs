@@ -518,22 +518,50 @@ impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
             }
             h
         };
+        // Chunk digests are seeded with their chunk number and combined by wrapping
+        // addition, which is associative and commutative: rayon's reduction tree depends on
+        // work stealing, so an order-dependent combine gave different digests for the same
+        // matrix from one call to the next (spurious PlanMismatch in numeric).
         let off_at = |p: usize| offs[p].to_i128() as u64;
         let col_at = |p: usize| cols[p].to_i128() as u64;
         let ho = (0..offs.len().div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| chunk_digest(&off_at, offs.len(), c))
-            .reduce(
-                || 0,
-                |x, y| x ^ y.rotate_left(1).wrapping_add(0x2545_F491_4F6C_DD1D),
-            );
+            .reduce(|| 0, u64::wrapping_add);
         let hc = (0..cols.len().div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| chunk_digest(&col_at, cols.len(), c))
-            .reduce(
-                || 0,
-                |x, y| x ^ y.rotate_left(1).wrapping_add(0x2545_F491_4F6C_DD1D),
-            );
+            .reduce(|| 0, u64::wrapping_add);
         mix(mix(mix(ho, hc), self.nrows as u64), self.ncols as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The digest must not depend on how rayon splits the work (thread count, stealing).
+    #[test]
+    fn structure_digest_is_deterministic_across_pools() {
+        let n = 300_000usize;
+        let offs: Vec<i32> = (0..=n as i32).collect();
+        let cols: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % n as i32).collect();
+        let a = CsrRef::<i32, i32, f64>::new(n, n, 0, &offs, &cols, None).unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let many = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let d1 = one.install(|| a.structure_digest());
+        for _ in 0..20 {
+            assert_eq!(many.install(|| a.structure_digest()), d1);
+        }
+        let mut moved = cols.clone();
+        moved.swap(10, 200_000);
+        let b = CsrRef::<i32, i32, f64>::new(n, n, 0, &offs, &moved, None).unwrap();
+        assert_ne!(many.install(|| b.structure_digest()), d1);
     }
 }

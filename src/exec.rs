@@ -46,7 +46,7 @@ fn acc_kind(alg: Algorithm) -> AccKind {
     }
 }
 
-fn check_format(format: &OutputFormat, k: usize) -> Result<()> {
+pub(crate) fn check_format(format: &OutputFormat, k: usize) -> Result<()> {
     if format.base > 1 {
         return err(
             Status::InvalidValue,
@@ -161,12 +161,13 @@ impl PairOp for SymbolicOp<'_> {
                 symbolic_alg,
                 numeric_alg,
                 sorted: h.options.sorted_output,
+                gpu: None,
             })
         })
     }
 }
 
-fn a_sig<O: Idx, I: Idx, V: Scalar>() -> crate::csr::TypeSig {
+pub(crate) fn a_sig<O: Idx, I: Idx, V: Scalar>() -> crate::csr::TypeSig {
     crate::csr::TypeSig {
         offsets: O::KIND,
         indices: I::KIND,
@@ -181,6 +182,9 @@ pub fn symbolic(
     b: &AnyCsr<'_>,
     format: OutputFormat,
 ) -> Result<Plan> {
+    if let Some(r) = crate::cuda::try_symbolic(handle, a, b, format) {
+        return r;
+    }
     dispatch_pair(a, b, SymbolicOp { handle, format })
 }
 
@@ -352,6 +356,9 @@ impl PairOp for NumericOp<'_, '_> {
         };
         h.install(|| {
             check_against_plan(h, plan, &a, &b)?;
+            if let Some(g) = plan.gpu.as_deref() {
+                return crate::cuda::gpu_numeric(h, plan, g, &a, &b, self.cols, vals);
+            }
             let kind = acc_kind(plan.numeric_alg);
             let run = |cols: IndexSliceMut<'_>, vals: Option<&mut [V]>| match cols {
                 IndexSliceMut::I32(c) => gustavson::numeric(

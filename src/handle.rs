@@ -25,6 +25,19 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Every algorithm a caller can request, `Auto` first (benchmarks and tests iterate
+    /// over it, so a new variant must be listed here).
+    pub const ALL: &'static [Algorithm] =
+        &[Algorithm::Auto, Algorithm::Dense, Algorithm::LinearProbe];
+
+    /// The algorithm whose `name()` is `name` (ASCII case-insensitive).
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        Algorithm::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name().eq_ignore_ascii_case(name.trim()))
+    }
+
     pub fn from_code(code: i32) -> Option<Algorithm> {
         match code {
             0 => Some(Algorithm::Auto),
@@ -42,6 +55,26 @@ impl Algorithm {
     }
 }
 
+/// Where products run (codes as in the C header's `SPGEMM_BACKEND_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// GPU for large products when a device is usable, else CPU.
+    Auto = 0,
+    Cpu = 1,
+    Cuda = 2,
+}
+
+impl Backend {
+    pub fn from_code(code: i32) -> Option<Backend> {
+        match code {
+            0 => Some(Backend::Auto),
+            1 => Some(Backend::Cpu),
+            2 => Some(Backend::Cuda),
+            _ => None,
+        }
+    }
+}
+
 /// Options a caller may set on a handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -50,6 +83,7 @@ pub struct Options {
     pub sorted_output: bool,
     /// Full O(nnz) checks of the inputs (default true).
     pub validate: bool,
+    pub backend: Backend,
 }
 
 impl Default for Options {
@@ -58,6 +92,7 @@ impl Default for Options {
             algorithm: Algorithm::Auto,
             sorted_output: true,
             validate: true,
+            backend: Backend::Auto,
         }
     }
 }
@@ -81,6 +116,8 @@ pub struct Handle {
     outcomes: Arc<Mutex<Vec<BindOutcome>>>,
     /// Notes for the topology info (environment variable not understood, ...).
     messages: Vec<String>,
+    /// The GPU, opened on first use (kernels compiled once per handle).
+    pub gpu: crate::cuda::DeviceSlot,
 }
 
 /// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores.
@@ -192,6 +229,7 @@ impl Handle {
             policy_source,
             outcomes,
             messages,
+            gpu: Default::default(),
         })
     }
 

@@ -7,10 +7,12 @@
 //! - [`exec`]: algorithm selection and dispatch to a backend;
 //! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace;
 //! - [`topo`]: platform: hwloc topology, worker placement and binding, NUMA/HBM memory.
+//! - [`cuda`]: GPU backend (feature `cuda`; driver and NVRTC loaded at run time).
 
 pub mod alloc;
 pub mod cpu;
 pub mod csr;
+pub mod cuda;
 pub mod error;
 pub mod exec;
 pub mod ffi;

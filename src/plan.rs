@@ -47,6 +47,8 @@ pub struct Plan {
     pub numeric_alg: Algorithm,
     /// Whether C's rows come out sorted (fixed when the plan is made).
     pub sorted: bool,
+    /// Device structures of a plan made on the GPU (None: CPU plan).
+    pub gpu: Option<Box<crate::cuda::GpuPlan>>,
 }
 
 impl Plan {

@@ -1,5 +1,6 @@
 //! Fails when include/spgemm.h no longer matches what cbindgen generates from the source.
-//! Regenerate with `SPGEMM_BLESS=1 cargo test --test header`.
+//! Regenerate with `SPGEMM_BLESS=1 cargo test --test header` (also rewrites the Fortran module
+//! include/spgemm.f90 from the new header).
 
 use std::path::Path;
 
@@ -18,6 +19,14 @@ fn header_is_current() {
     let path = root.join("include/spgemm.h");
     if std::env::var_os("SPGEMM_BLESS").is_some() {
         std::fs::write(&path, &generated).expect("write include/spgemm.h");
+        // The Fortran module is generated from the header (tests/fortran_module.rs checks it).
+        let status = std::process::Command::new("python3")
+            .arg(root.join("scripts/gen_fortran.py"))
+            .status();
+        assert!(
+            matches!(status, Ok(s) if s.success()),
+            "include/spgemm.h written, but `python3 scripts/gen_fortran.py` failed: run it by hand"
+        );
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();

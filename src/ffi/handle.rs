@@ -5,9 +5,9 @@ use std::ffi::c_char;
 use parking_lot::Mutex;
 
 use super::boundary::{LastError, guard, non_null, thread_last_error_ptr};
-use super::{spgemm_algorithm_t, spgemm_status_t};
+use super::{spgemm_algorithm_t, spgemm_backend_t, spgemm_status_t};
 use crate::error::{Error, Status};
-use crate::handle::{Algorithm, Handle};
+use crate::handle::{Algorithm, Backend, Handle};
 
 /// Opaque library context: worker threads, options and reusable workspace.
 pub struct spgemm_handle_t {
@@ -154,6 +154,55 @@ pub unsafe extern "C" fn spgemm_get_algorithm(
         non_null(algorithm, "algorithm")?;
         // SAFETY: non-NULL, writable per contract.
         unsafe { *algorithm = h.options.algorithm as i32 };
+        Ok(())
+    })
+}
+
+/// Chooses where later symbolic calls run (`SPGEMM_BACKEND_*`; default
+/// `SPGEMM_BACKEND_AUTO`). A plan runs its numeric calls where it was made. Selecting
+/// `SPGEMM_BACKEND_CUDA` opens the GPU at once (kernels are compiled by NVRTC on first
+/// use and cached in the handle), so a missing device is reported here.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code),
+/// `SPGEMM_STATUS_NO_DEVICE` (CUDA asked for but no driver, NVRTC or device: the option is
+/// left unchanged, and the message says which is missing). Calls on one handle are
+/// serialised.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_backend(
+    handle: *mut spgemm_handle_t,
+    backend: spgemm_backend_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        let b = Backend::from_code(backend).ok_or_else(|| {
+            Error::new(
+                Status::InvalidValue,
+                format!("backend = {backend} is not an SPGEMM_BACKEND_* code"),
+            )
+        })?;
+        if b == Backend::Cuda {
+            h.gpu.check()?;
+        }
+        h.options.backend = b;
+        Ok(())
+    })
+}
+
+/// Reads the backend option into `*backend`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or live; `backend` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_get_backend(
+    handle: *mut spgemm_handle_t,
+    backend: *mut spgemm_backend_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(backend, "backend")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *backend = h.options.backend as i32 };
         Ok(())
     })
 }

@@ -321,14 +321,18 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr(
         } else {
             8
         };
-        if !align_ok(row_offsets, off_align)
-            || !align_ok(col_indices, idx_align)
-            || !align_ok(values, val_align)
-        {
-            return err(
-                Status::InvalidValue,
-                "an array is not aligned for its element type",
-            );
+        // Name the misaligned array: a caller passing three arrays needs to know which.
+        for (p, align, name) in [
+            (row_offsets, off_align, "row_offsets"),
+            (col_indices, idx_align, "col_indices"),
+            (values, val_align, "values"),
+        ] {
+            if !align_ok(p, align) {
+                return err(
+                    Status::InvalidValue,
+                    format!("{name} = {p:p} is not aligned to {align} bytes for its element type"),
+                );
+            }
         }
         let m = Box::new(spgemm_matrix_t {
             kind: MatrixKind::Borrowed(raw),
@@ -456,4 +460,38 @@ pub unsafe extern "C" fn spgemm_matrix_export_csr(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::boundary::thread_last_error_ptr;
+
+    /// The misalignment error names the array (regression: it used to say "an array").
+    #[test]
+    fn misaligned_array_is_named() {
+        let offsets = [0i64, 1, 2];
+        let indices = [0i64, 1, 2];
+        let values = [1.0f64, 2.0, 3.0];
+        let off = offsets.as_ptr().cast::<c_void>();
+        let idx = indices.as_ptr().cast::<c_void>();
+        let val = values.as_ptr().cast::<c_void>();
+        // SAFETY: a one-byte offset into a live array; creation reads no array.
+        let skew = |p: *const c_void| unsafe { p.cast::<u8>().add(1).cast::<c_void>() };
+        for (o, i, v, name) in [
+            (skew(off), idx, val, "row_offsets"),
+            (off, skew(idx), val, "col_indices"),
+            (off, idx, skew(val), "values"),
+        ] {
+            let mut m: *mut spgemm_matrix_t = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; the arrays outlive the call.
+            let s = unsafe { spgemm_matrix_create_csr(&mut m, 2, 3, 1, o, 1, i, 1, v, 0) };
+            assert_eq!(s, Status::InvalidValue as i32);
+            assert!(m.is_null());
+            // SAFETY: the thread's last error is a valid NUL-terminated string.
+            let msg = unsafe { std::ffi::CStr::from_ptr(thread_last_error_ptr()) };
+            let msg = msg.to_str().unwrap();
+            assert!(msg.contains(name), "{msg}");
+        }
+    }
 }

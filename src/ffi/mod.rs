@@ -30,6 +30,8 @@ pub type spgemm_algorithm_t = i32;
 pub type spgemm_bind_t = i32;
 /// Use of high-bandwidth memory. See `SPGEMM_HBM_*`.
 pub type spgemm_hbm_t = i32;
+/// Where products run. See `SPGEMM_BACKEND_*`.
+pub type spgemm_backend_t = i32;
 
 /// The call succeeded.
 pub const SPGEMM_STATUS_SUCCESS: spgemm_status_t = 0;
@@ -102,6 +104,14 @@ pub const SPGEMM_HBM_AUTO: spgemm_hbm_t = 0;
 pub const SPGEMM_HBM_OFF: spgemm_hbm_t = 1;
 /// Use high-bandwidth memory; when there is none, normal memory (the topology info says so).
 pub const SPGEMM_HBM_ON: spgemm_hbm_t = 2;
+/// GPU for large products when a usable CUDA device is present, else CPU (default).
+pub const SPGEMM_BACKEND_AUTO: spgemm_backend_t = 0;
+/// CPU only.
+pub const SPGEMM_BACKEND_CPU: spgemm_backend_t = 1;
+/// CUDA GPU (device 0). Symbolic calls fail with `SPGEMM_STATUS_NO_DEVICE` when no driver,
+/// no NVRTC library or no device is found, and with `SPGEMM_STATUS_NOT_SUPPORTED` when a
+/// size exceeds the GPU path's 32-bit device indices.
+pub const SPGEMM_BACKEND_CUDA: spgemm_backend_t = 2;
 
 /// Library version as "MAJOR.MINOR.PATCH".
 pub const SPGEMM_VERSION_MAJOR: i32 = 0;

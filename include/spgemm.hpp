@@ -1,0 +1,266 @@
+// spgemm.hpp: header-only C++17 layer over the libspgemm C API (spgemm.h).
+//
+// - spgemm::handle, spgemm::matrix and spgemm::plan own their C object uniquely (movable,
+//   not copyable) and destroy it when they go out of scope.
+// - A failing call throws spgemm::error, which carries the status code and the library's
+//   message naming the offending argument and index.
+// - Array types are deduced: int32_t / int64_t / size_t offsets, int32_t / int64_t column
+//   indices, float / double values. Nothing is copied: a matrix describes caller memory,
+//   which must outlive it.
+//
+// Link as for the C API (pkg-config --libs spgemm, or CMake target spgemm::spgemm).
+#ifndef SPGEMM_HPP
+#define SPGEMM_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "spgemm.h"
+
+namespace spgemm {
+
+// A libspgemm call failed: status() is the SPGEMM_STATUS_* code, what() the message.
+class error : public std::runtime_error {
+public:
+    error(spgemm_status_t status, const std::string &message)
+        : std::runtime_error(message), status_(status) {}
+    spgemm_status_t status() const noexcept { return status_; }
+
+private:
+    spgemm_status_t status_;
+};
+
+enum class index_base : spgemm_index_base_t {
+    zero = SPGEMM_INDEX_BASE_ZERO,  // C, C++
+    one = SPGEMM_INDEX_BASE_ONE,    // Fortran
+};
+
+namespace detail {
+
+// Throws if `status` is a failure. `h` is the handle the call used (nullptr for calls
+// without one: the message is then the calling thread's).
+inline void check(spgemm_status_t status, const spgemm_handle_t *h, const char *call) {
+    if (status != SPGEMM_STATUS_SUCCESS) {
+        // The library's message already starts with the status text; fall back to that
+        // text alone if no message was recorded.
+        std::string message = spgemm_last_error(h);
+        if (message.empty()) message = spgemm_status_string(status);
+        throw error(status, std::string(call) + ": " + message);
+    }
+}
+
+template <class T> struct always_false : std::false_type {};
+
+// SPGEMM_INDEX_* code of an integer array element type.
+template <class T> constexpr spgemm_index_type_t index_code() {
+    using U = std::remove_cv_t<T>;
+    if constexpr (std::is_same_v<U, std::int32_t>) {
+        return SPGEMM_INDEX_INT32;
+    } else if constexpr (std::is_same_v<U, std::int64_t>) {
+        return SPGEMM_INDEX_INT64;
+    } else if constexpr (std::is_same_v<U, std::size_t>) {
+        return SPGEMM_INDEX_SIZE_T;
+    } else {
+        static_assert(always_false<T>::value, "indices must be int32_t, int64_t or size_t");
+        return -1;
+    }
+}
+
+// SPGEMM_VALUE_* code of a value array element type.
+template <class T> constexpr spgemm_value_type_t value_code() {
+    using U = std::remove_cv_t<T>;
+    if constexpr (std::is_same_v<U, float>) {
+        return SPGEMM_VALUE_FLOAT32;
+    } else if constexpr (std::is_same_v<U, double>) {
+        return SPGEMM_VALUE_FLOAT64;
+    } else {
+        static_assert(always_false<T>::value, "values must be float or double");
+        return -1;
+    }
+}
+
+struct handle_deleter {
+    void operator()(spgemm_handle_t *p) const noexcept { spgemm_destroy(p); }
+};
+struct matrix_deleter {
+    void operator()(spgemm_matrix_t *p) const noexcept { spgemm_matrix_destroy(p); }
+};
+struct plan_deleter {
+    void operator()(spgemm_plan_t *p) const noexcept { spgemm_plan_destroy(p); }
+};
+
+}  // namespace detail
+
+// Library context (worker threads, options, workspace). One per thread for concurrency.
+class handle {
+public:
+    handle() {
+        spgemm_handle_t *h = nullptr;
+        detail::check(spgemm_create(&h), nullptr, "spgemm_create");
+        p_.reset(h);
+    }
+    explicit handle(int num_threads) : handle() { set_num_threads(num_threads); }
+
+    void set_num_threads(int n) {
+        detail::check(spgemm_set_num_threads(get(), n), get(), "spgemm_set_num_threads");
+    }
+    int num_threads() const {
+        std::int32_t n = 0;
+        detail::check(spgemm_get_num_threads(get(), &n), get(), "spgemm_get_num_threads");
+        return n;
+    }
+    void set_algorithm(spgemm_algorithm_t alg) {
+        detail::check(spgemm_set_algorithm(get(), alg), get(), "spgemm_set_algorithm");
+    }
+    void set_sorted_output(bool sorted) {
+        detail::check(spgemm_set_sorted_output(get(), sorted ? 1 : 0), get(),
+                      "spgemm_set_sorted_output");
+    }
+    void set_validation(bool enabled) {
+        detail::check(spgemm_set_validation(get(), enabled ? 1 : 0), get(),
+                      "spgemm_set_validation");
+    }
+    spgemm_handle_t *get() const noexcept { return p_.get(); }
+
+private:
+    std::unique_ptr<spgemm_handle_t, detail::handle_deleter> p_;
+};
+
+// Shape and types of a matrix (spgemm_matrix_get_info).
+struct matrix_info {
+    std::int64_t nrows = 0, ncols = 0, nnz = 0;
+    spgemm_index_type_t offset_type = 0, index_type = 0;
+    spgemm_value_type_t value_type = 0;
+    spgemm_index_base_t base = 0;
+};
+
+// CSR descriptor over caller arrays (no copy), or a library-owned result.
+class matrix {
+public:
+    // nrows x ncols CSR matrix: nrows + 1 row offsets, nnz column indices and values.
+    template <class Offset, class Index, class Value>
+    static matrix csr(std::int64_t nrows, std::int64_t ncols, const Offset *row_offsets,
+                      const Index *col_indices, const Value *values,
+                      index_base base = index_base::zero) {
+        spgemm_matrix_t *m = nullptr;
+        detail::check(spgemm_matrix_create_csr(
+                          &m, nrows, ncols, detail::index_code<Offset>(), row_offsets,
+                          detail::index_code<Index>(), col_indices, detail::value_code<Value>(),
+                          values, static_cast<spgemm_index_base_t>(base)),
+                      nullptr, "spgemm_matrix_create_csr");
+        return matrix(m);
+    }
+    // Pattern-only matrix (no values), for structure-only products.
+    template <class Offset, class Index>
+    static matrix csr_pattern(std::int64_t nrows, std::int64_t ncols, const Offset *row_offsets,
+                              const Index *col_indices, index_base base = index_base::zero) {
+        return csr(nrows, ncols, row_offsets, col_indices, static_cast<const double *>(nullptr),
+                   base);
+    }
+
+    matrix_info info() const {
+        matrix_info i;
+        detail::check(spgemm_matrix_get_info(get(), &i.nrows, &i.ncols, &i.nnz, &i.offset_type,
+                                             &i.index_type, &i.value_type, &i.base),
+                      nullptr, "spgemm_matrix_get_info");
+        return i;
+    }
+    // The arrays behind the matrix, typed; throws spgemm::error (TYPE_MISMATCH) if the
+    // requested types are not the matrix's.
+    template <class Offset, class Index, class Value>
+    void arrays(const Offset **row_offsets, const Index **col_indices,
+                const Value **values) const {
+        matrix_info i = info();
+        if (i.offset_type != detail::index_code<Offset>() ||
+            i.index_type != detail::index_code<Index>() ||
+            i.value_type != detail::value_code<Value>()) {
+            throw error(SPGEMM_STATUS_TYPE_MISMATCH,
+                        "spgemm::matrix::arrays: requested types differ from the matrix's");
+        }
+        const void *r = nullptr, *c = nullptr, *v = nullptr;
+        detail::check(spgemm_matrix_export_csr(get(), &r, &c, &v), nullptr,
+                      "spgemm_matrix_export_csr");
+        *row_offsets = static_cast<const Offset *>(r);
+        *col_indices = static_cast<const Index *>(c);
+        *values = static_cast<const Value *>(v);
+    }
+    spgemm_matrix_t *get() const noexcept { return p_.get(); }
+
+    // One-call product C = A*B into library-owned arrays of the given types.
+    template <class COffset, class CIndex>
+    static matrix multiply(handle &h, const matrix &a, const matrix &b,
+                           index_base c_base = index_base::zero) {
+        spgemm_matrix_t *c = nullptr;
+        detail::check(spgemm_multiply(h.get(), a.get(), b.get(), detail::index_code<COffset>(),
+                                      detail::index_code<CIndex>(),
+                                      static_cast<spgemm_index_base_t>(c_base), &c),
+                      h.get(), "spgemm_multiply");
+        return matrix(c);
+    }
+
+private:
+    explicit matrix(spgemm_matrix_t *m) : p_(m) {}
+    std::unique_ptr<spgemm_matrix_t, detail::matrix_deleter> p_;
+};
+
+// Result of the symbolic phase of C = A*B; numeric() may be called again and again after
+// the values of A and B change (same structure).
+class plan {
+public:
+    // Symbolic phase; writes C's nrows(A) + 1 row offsets (type deduced) to c_row_offsets.
+    // C's column indices will have type CIndex.
+    template <class CIndex, class COffset>
+    static plan symbolic(handle &h, const matrix &a, const matrix &b, COffset *c_row_offsets,
+                         index_base c_base = index_base::zero) {
+        spgemm_plan_t *p = nullptr;
+        detail::check(spgemm_symbolic(h.get(), a.get(), b.get(), detail::index_code<COffset>(),
+                                      detail::index_code<CIndex>(),
+                                      static_cast<spgemm_index_base_t>(c_base), c_row_offsets,
+                                      &p),
+                      h.get(), "spgemm_symbolic");
+        return plan(p);
+    }
+
+    // nnz(C): the length of the column-index and value arrays to give numeric().
+    std::int64_t nnz() const {
+        std::int64_t n = 0;
+        detail::check(spgemm_plan_get_nnz(get(), &n), nullptr, "spgemm_plan_get_nnz");
+        return n;
+    }
+    // Number of scalar multiplications of the product (flops = 2 * multiplications()).
+    std::int64_t multiplications() const {
+        std::int64_t f = 0;
+        detail::check(spgemm_plan_get_info(get(), nullptr, nullptr, &f), nullptr,
+                      "spgemm_plan_get_info");
+        return f;
+    }
+
+    // Numeric phase: fills nnz() column indices and values of C.
+    template <class CIndex, class Value>
+    void numeric(handle &h, const matrix &a, const matrix &b, CIndex *c_col_indices,
+                 Value *c_values) {
+        static_assert(!std::is_const_v<CIndex> && !std::is_const_v<Value>);
+        detail::check(
+            spgemm_numeric(h.get(), get(), a.get(), b.get(), c_col_indices, c_values), h.get(),
+            "spgemm_numeric");
+    }
+    // Structure-only numeric phase: fills nnz() column indices.
+    template <class CIndex>
+    void numeric_structure(handle &h, const matrix &a, const matrix &b, CIndex *c_col_indices) {
+        detail::check(spgemm_numeric_structure(h.get(), get(), a.get(), b.get(), c_col_indices),
+                      h.get(), "spgemm_numeric_structure");
+    }
+    spgemm_plan_t *get() const noexcept { return p_.get(); }
+
+private:
+    explicit plan(spgemm_plan_t *p) : p_(p) {}
+    std::unique_ptr<spgemm_plan_t, detail::plan_deleter> p_;
+};
+
+}  // namespace spgemm
+
+#endif  // SPGEMM_HPP

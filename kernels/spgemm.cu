@@ -1,0 +1,359 @@
+// libspgemm GPU SpGEMM kernels (CUDA C, compiled at run time by NVRTC).
+//
+// Scheme (OpSparse, Du et al.): per-row product counts -> binning by n_prod with
+// shared-memory counters -> symbolic hash kernels (one table per row, table >= 1.2 n_prod,
+// single-access atomicCAS insertion) -> binning by n_nz -> numeric hash kernels (table
+// >= 2 n_nz) that condense and sort each output row. Rows too large for shared memory use
+// global-memory tables taken from a pool: every resident block owns one chunk and pulls
+// rows from a shared counter (many rows to many chunks, as KokkosKernels' MANY2MANY pool).
+//
+// The host prepends `#define VALUE_T double` (or float). Indices on the device are 0-based
+// int32; the host converts other index types and bases.
+
+typedef VALUE_T value_t;
+
+#define EMPTY_KEY 0x7fffffff
+#define MAX_BINS 16
+#define MAX_GROUPS 256
+// Accumulators start at -0.0, the exact additive identity: a single product of -0.0 stays
+// -0.0, as when the first product is taken as is.
+#define NEG_ZERO ((value_t)(-0.0))
+
+__device__ __forceinline__ unsigned hash_col(int col) {
+    return (unsigned)col * 2654435761u;
+}
+
+// n_prod of each row of A: sum over A's row of the lengths of the referenced B rows.
+// A warp per row, so long rows of A do not serialise one thread.
+extern "C" __global__ void row_nprod(int m, const int* __restrict__ a_ptr,
+                                     const int* __restrict__ a_col,
+                                     const int* __restrict__ b_ptr,
+                                     long long* __restrict__ nprod) {
+    int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (warp >= m) return;
+    long long s = 0;
+    for (int j = a_ptr[warp] + lane; j < a_ptr[warp + 1]; j += 32) {
+        int k = a_col[j];
+        s += (long long)(b_ptr[k + 1] - b_ptr[k]);
+    }
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane == 0) nprod[warp] = s;
+}
+
+// The bin of a row: the first b whose upper limit is >= key (the last bin is unbounded).
+__device__ __forceinline__ int bin_of(long long key, const long long* limits, int nb) {
+    int b = 0;
+    while (b < nb - 1 && key > limits[b]) ++b;
+    return b;
+}
+
+// Pass 1 of binning: per-block counters in shared memory, one global atomic per bin and
+// block (OpSparse 5.1) instead of one per row.
+extern "C" __global__ void bin_count(int m, const long long* __restrict__ key,
+                                     const long long* __restrict__ limits, int nb,
+                                     int* __restrict__ bin_size) {
+    __shared__ int cnt[MAX_BINS];
+    __shared__ long long lim[MAX_BINS];
+    if (threadIdx.x < MAX_BINS) {
+        cnt[threadIdx.x] = 0;
+        lim[threadIdx.x] = threadIdx.x < nb ? limits[threadIdx.x] : 0;
+    }
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) atomicAdd(&cnt[bin_of(key[i], lim, nb)], 1);
+    __syncthreads();
+    if (threadIdx.x < nb && cnt[threadIdx.x] > 0) atomicAdd(&bin_size[threadIdx.x], cnt[threadIdx.x]);
+}
+
+// Pass 2: each block reserves one contiguous range per bin, then places its rows in it.
+// bin_fill starts as the bins' offsets (exclusive scan of bin_size).
+extern "C" __global__ void bin_scatter(int m, const long long* __restrict__ key,
+                                       const long long* __restrict__ limits, int nb,
+                                       int* __restrict__ bin_fill, int* __restrict__ bin_rows) {
+    __shared__ int cnt[MAX_BINS];
+    __shared__ int base[MAX_BINS];
+    __shared__ long long lim[MAX_BINS];
+    if (threadIdx.x < MAX_BINS) {
+        cnt[threadIdx.x] = 0;
+        lim[threadIdx.x] = threadIdx.x < nb ? limits[threadIdx.x] : 0;
+    }
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int b = 0, local = 0;
+    if (i < m) {
+        b = bin_of(key[i], lim, nb);
+        local = atomicAdd(&cnt[b], 1);
+    }
+    __syncthreads();
+    if (threadIdx.x < nb && cnt[threadIdx.x] > 0)
+        base[threadIdx.x] = atomicAdd(&bin_fill[threadIdx.x], cnt[threadIdx.x]);
+    __syncthreads();
+    if (i < m) bin_rows[base[b] + local] = i;
+}
+
+// ---------------------------------------------------------------------------------------
+// Symbolic phase.
+
+// Inserts `col` once; returns 1 if it was new. A single atomicCAS per probe: its return
+// value says whether the slot was empty, already held `col`, or holds another key
+// (OpSparse 5.2). Returns -1 if the table is full (never happens when the caller sized
+// it at least as large as the row's n_prod).
+__device__ __forceinline__ int sym_insert(int* table, unsigned mask, int col) {
+    unsigned h = hash_col(col) & mask;
+    for (unsigned probe = 0; probe <= mask; ++probe) {
+        int old = atomicCAS(&table[h], EMPTY_KEY, col);
+        if (old == EMPTY_KEY) return 1;
+        if (old == col) return 0;
+        h = (h + 1) & mask;
+    }
+    return -1;
+}
+
+// Shared-memory symbolic kernel. `tpr` threads per row (a power of two), blockDim/tpr rows
+// per block, one table of `tsize` keys per row. A row whose count passes `fail_at` stops
+// and is queued for the global kernel (only the last shared bin sets fail_at < tsize).
+extern "C" __global__ void sym_shared(const int* __restrict__ rows, int nrows, int tsize, int tpr,
+                                      int fail_at,
+                                      const int* __restrict__ a_ptr, const int* __restrict__ a_col,
+                                      const int* __restrict__ b_ptr, const int* __restrict__ b_col,
+                                      int* __restrict__ row_nnz, int* __restrict__ failed,
+                                      int* __restrict__ nfailed) {
+    extern __shared__ int smem[];
+    __shared__ int count[MAX_GROUPS];
+    int groups = blockDim.x / tpr;
+    int g = threadIdx.x / tpr;
+    int t = threadIdx.x % tpr;
+    int r = blockIdx.x * groups + g;
+    int* table = smem + g * tsize;
+    unsigned mask = (unsigned)tsize - 1;
+    for (int i = t; i < tsize; i += tpr) table[i] = EMPTY_KEY;
+    if (t == 0) count[g] = 0;
+    __syncthreads();
+    if (r < nrows) {
+        int row = rows[r];
+        int sub = tpr < 32 ? tpr : 32;
+        int nsub = tpr / sub;
+        int s = t / sub, lane = t % sub;
+        for (int j = a_ptr[row] + s; j < a_ptr[row + 1]; j += nsub) {
+            int k = a_col[j];
+            for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub) {
+                if (*(volatile int*)&count[g] >= fail_at) break;
+                int ins = sym_insert(table, mask, b_col[p]);
+                if (ins > 0) atomicAdd(&count[g], 1);
+                else if (ins < 0) atomicMax(&count[g], fail_at);
+            }
+        }
+    }
+    __syncthreads();
+    if (r < nrows && t == 0) {
+        int row = rows[r];
+        if (count[g] >= fail_at) {
+            failed[atomicAdd(nfailed, 1)] = row;
+        } else {
+            row_nnz[row] = count[g];
+        }
+    }
+}
+
+// Global-memory symbolic kernel for the rows the shared kernels could not hold. Block b
+// owns pool chunk b (tsize keys) and pulls rows from *next_row.
+extern "C" __global__ void sym_global(const int* __restrict__ rows, int nrows, int tsize,
+                                      const int* __restrict__ a_ptr, const int* __restrict__ a_col,
+                                      const int* __restrict__ b_ptr, const int* __restrict__ b_col,
+                                      int* __restrict__ row_nnz, int* __restrict__ pool,
+                                      int* __restrict__ next_row) {
+    __shared__ int r;
+    __shared__ int count;
+    int* table = pool + (size_t)blockIdx.x * (size_t)tsize;
+    unsigned mask = (unsigned)tsize - 1;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            r = atomicAdd(next_row, 1);
+            count = 0;
+        }
+        __syncthreads();
+        if (r >= nrows) return;
+        int row = rows[r];
+        for (int i = threadIdx.x; i < tsize; i += blockDim.x) table[i] = EMPTY_KEY;
+        __syncthreads();
+        for (int j = a_ptr[row] + warp; j < a_ptr[row + 1]; j += nw) {
+            int k = a_col[j];
+            for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += 32) {
+                if (sym_insert(table, mask, b_col[p]) > 0) atomicAdd(&count, 1);
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) row_nnz[row] = count;
+        __syncthreads();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Numeric phase.
+
+// Adds `v` at key `col`. The table is at least twice the row's n_nz, so a slot is found.
+__device__ __forceinline__ void num_insert(int* keys, value_t* vals, unsigned mask, int col,
+                                           value_t v, int has_vals) {
+    unsigned h = hash_col(col) & mask;
+    for (;;) {
+        int old = atomicCAS(&keys[h], EMPTY_KEY, col);
+        if (old == EMPTY_KEY || old == col) {
+            if (has_vals) atomicAdd(&vals[h], v);
+            return;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
+// Sorts a table of n (a power of two) (key, value) pairs ascending by key with `nt`
+// cooperating threads (thread t of them). Empty slots (EMPTY_KEY) end up last. The caller
+// synchronises the block between calls; the loop counts are the same for every thread,
+// so the __syncthreads inside are reached by the whole block.
+__device__ void bitonic_sort(int* keys, value_t* vals, int n, int t, int nt, int has_vals) {
+    for (int k = 2; k <= n; k <<= 1) {
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            for (int i = t; i < n; i += nt) {
+                int ixj = i ^ j;
+                if (ixj > i) {
+                    int ki = keys[i], kx = keys[ixj];
+                    bool up = (i & k) == 0;
+                    if ((ki > kx) == up) {
+                        keys[i] = kx;
+                        keys[ixj] = ki;
+                        if (has_vals) {
+                            value_t tv = vals[i];
+                            vals[i] = vals[ixj];
+                            vals[ixj] = tv;
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Accumulates row `row` of A*B into the table (sub-groups of `sub` lanes share an A entry).
+__device__ __forceinline__ void num_accumulate(int row, int t, int tpr, int* keys, value_t* vals,
+                                               unsigned mask, const int* __restrict__ a_ptr,
+                                               const int* __restrict__ a_col,
+                                               const value_t* __restrict__ a_val,
+                                               const int* __restrict__ b_ptr,
+                                               const int* __restrict__ b_col,
+                                               const value_t* __restrict__ b_val, int has_vals) {
+    int sub = tpr < 32 ? tpr : 32;
+    int nsub = tpr / sub;
+    int s = t / sub, lane = t % sub;
+    for (int j = a_ptr[row] + s; j < a_ptr[row + 1]; j += nsub) {
+        int k = a_col[j];
+        value_t av = has_vals ? a_val[j] : (value_t)0;
+        for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub) {
+            value_t v = has_vals ? av * b_val[p] : (value_t)0;
+            num_insert(keys, vals, mask, b_col[p], v, has_vals);
+        }
+    }
+}
+
+// Shared-memory numeric kernel: hash, then either sort the whole table (sorted output;
+// empty slots sort last, so the row is its first n_nz slots) or condense in slot order.
+extern "C" __global__ void num_shared(const int* __restrict__ rows, int nrows, int tsize, int tpr,
+                                      const int* __restrict__ a_ptr, const int* __restrict__ a_col,
+                                      const value_t* __restrict__ a_val,
+                                      const int* __restrict__ b_ptr, const int* __restrict__ b_col,
+                                      const value_t* __restrict__ b_val,
+                                      const int* __restrict__ c_ptr, int* __restrict__ c_col,
+                                      value_t* __restrict__ c_val, int sorted, int has_vals) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ int offset[MAX_GROUPS];
+    int groups = blockDim.x / tpr;
+    int g = threadIdx.x / tpr;
+    int t = threadIdx.x % tpr;
+    int r = blockIdx.x * groups + g;
+    value_t* vals = (value_t*)smem_raw + (size_t)g * tsize;
+    int* keys = (int*)((value_t*)smem_raw + (size_t)groups * tsize) + (size_t)g * tsize;
+    unsigned mask = (unsigned)tsize - 1;
+    for (int i = t; i < tsize; i += tpr) {
+        keys[i] = EMPTY_KEY;
+        vals[i] = NEG_ZERO;
+    }
+    if (t == 0) offset[g] = 0;
+    __syncthreads();
+    int row = r < nrows ? rows[r] : -1;
+    if (row >= 0)
+        num_accumulate(row, t, tpr, keys, vals, mask, a_ptr, a_col, a_val, b_ptr, b_col, b_val,
+                       has_vals);
+    __syncthreads();
+    if (sorted) {
+        bitonic_sort(keys, vals, tsize, t, tpr, has_vals);
+        if (row >= 0) {
+            int base = c_ptr[row], n = c_ptr[row + 1] - base;
+            for (int i = t; i < n; i += tpr) {
+                c_col[base + i] = keys[i];
+                if (has_vals) c_val[base + i] = vals[i];
+            }
+        }
+    } else if (row >= 0) {
+        int base = c_ptr[row];
+        for (int i = t; i < tsize; i += tpr) {
+            if (keys[i] != EMPTY_KEY) {
+                int o = atomicAdd(&offset[g], 1);
+                c_col[base + o] = keys[i];
+                if (has_vals) c_val[base + o] = vals[i];
+            }
+        }
+    }
+}
+
+// Global-memory numeric kernel: block b owns pool chunk b (tsize keys and values) and
+// pulls rows from *next_row; the chunk is sorted in place like the shared tables.
+extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, int tsize,
+                                      const int* __restrict__ a_ptr, const int* __restrict__ a_col,
+                                      const value_t* __restrict__ a_val,
+                                      const int* __restrict__ b_ptr, const int* __restrict__ b_col,
+                                      const value_t* __restrict__ b_val,
+                                      const int* __restrict__ c_ptr, int* __restrict__ c_col,
+                                      value_t* __restrict__ c_val, int sorted, int has_vals,
+                                      int* __restrict__ key_pool, value_t* __restrict__ val_pool,
+                                      int* __restrict__ next_row) {
+    __shared__ int r;
+    __shared__ int offset;
+    int* keys = key_pool + (size_t)blockIdx.x * (size_t)tsize;
+    value_t* vals = val_pool + (size_t)blockIdx.x * (size_t)tsize;
+    unsigned mask = (unsigned)tsize - 1;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            r = atomicAdd(next_row, 1);
+            offset = 0;
+        }
+        __syncthreads();
+        if (r >= nrows) return;
+        int row = rows[r];
+        for (int i = threadIdx.x; i < tsize; i += blockDim.x) {
+            keys[i] = EMPTY_KEY;
+            vals[i] = NEG_ZERO;
+        }
+        __syncthreads();
+        num_accumulate(row, threadIdx.x, blockDim.x, keys, vals, mask, a_ptr, a_col, a_val, b_ptr,
+                       b_col, b_val, has_vals);
+        __syncthreads();
+        int base = c_ptr[row], n = c_ptr[row + 1] - base;
+        if (sorted) {
+            bitonic_sort(keys, vals, tsize, threadIdx.x, blockDim.x, has_vals);
+            for (int i = threadIdx.x; i < n; i += blockDim.x) {
+                c_col[base + i] = keys[i];
+                if (has_vals) c_val[base + i] = vals[i];
+            }
+        } else {
+            for (int i = threadIdx.x; i < tsize; i += blockDim.x) {
+                if (keys[i] != EMPTY_KEY) {
+                    int o = atomicAdd(&offset, 1);
+                    c_col[base + o] = keys[i];
+                    if (has_vals) c_val[base + o] = vals[i];
+                }
+            }
+        }
+        __syncthreads();
+    }
+}

@@ -1,0 +1,630 @@
+//! spgemm-bench: times libspgemm's SpGEMM through the typed Rust API (the same calls the C
+//! ABI makes) and prints one JSON line per algorithm in the peers' schema
+//! (anchors/SCHEMA.md), after checking the result independently.
+//!
+//! ```text
+//! spgemm-bench list-algs
+//! spgemm-bench spgemm --a A.mtx --b B.mtx|A [--alg auto,kkdense,...|all] [--threads N]
+//!              [--reps N] [--sorted 0|1] [--validate 0|1] [--check-rows N]
+//! ```
+//!
+//! Per algorithm: one warm-up, then `reps` timed products from scratch (symbolic + row
+//! offsets into a fresh array = `symbolic_s`; fresh C arrays + numeric = `numeric_s`;
+//! `total_s` = median symbolic + median numeric, as the MKL driver reports it), then
+//! one warm-up and `reps` timed numeric-only calls on the last plan with the values of A
+//! alternately scaled by 2 (`reuse_s`, median), checked to have picked up the new values.
+
+mod check;
+mod mtx;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use spgemm::exec;
+use spgemm::handle::{Algorithm, Handle, Options};
+use spgemm::output::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
+use spgemm::plan::{OutputFormat, Plan};
+use spgemm::types::{IndexType, ValueType};
+use spgemm::{Error, Status};
+
+use mtx::Csr;
+
+const USAGE: &str = "usage: spgemm-bench list-algs | spgemm-bench spgemm --a A.mtx --b B.mtx|A [--alg auto,kkdense,...|all] \
+[--threads N (default 2)] [--reps N (default 5)] [--sorted 0|1 (default 1)] \
+[--validate 0|1 (default 1)] [--check-rows N (default 200)]";
+
+struct Config {
+    a: String,
+    b: String,
+    algs: Vec<Algorithm>,
+    threads: usize,
+    reps: usize,
+    sorted: bool,
+    validate: bool,
+    check_rows: usize,
+}
+
+fn algorithm_names() -> String {
+    Algorithm::ALL
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn parse_args(args: &[String]) -> Result<Config, String> {
+    if args.first().map(String::as_str) != Some("spgemm") {
+        return Err(USAGE.into());
+    }
+    let mut cfg = Config {
+        a: String::new(),
+        b: String::new(),
+        algs: vec![Algorithm::Auto],
+        threads: 2,
+        reps: 5,
+        sorted: true,
+        validate: true,
+        check_rows: 200,
+    };
+    let mut it = args[1..].iter();
+    while let Some(key) = it.next() {
+        let val = it
+            .next()
+            .ok_or_else(|| format!("{key}: missing value\n{USAGE}"))?;
+        let num = |what: &str| {
+            val.parse::<usize>()
+                .map_err(|_| format!("{what}: '{val}' is not a non-negative integer"))
+        };
+        let flag = |what: &str| match val.as_str() {
+            "0" => Ok(false),
+            "1" => Ok(true),
+            _ => Err(format!("{what}: '{val}' is not 0 or 1")),
+        };
+        match key.as_str() {
+            "--a" => cfg.a = val.clone(),
+            "--b" => cfg.b = val.clone(),
+            "--alg" => {
+                cfg.algs = if val == "all" {
+                    Algorithm::ALL.to_vec()
+                } else {
+                    val.split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(|s| {
+                            Algorithm::from_name(s).ok_or_else(|| {
+                                format!(
+                                    "--alg: unknown algorithm '{s}' (known: {})",
+                                    algorithm_names()
+                                )
+                            })
+                        })
+                        .collect::<Result<_, _>>()?
+                };
+                if cfg.algs.is_empty() {
+                    return Err("--alg: empty list".into());
+                }
+            }
+            "--threads" => cfg.threads = num("--threads")?,
+            "--reps" => cfg.reps = num("--reps")?,
+            "--sorted" => cfg.sorted = flag("--sorted")?,
+            "--validate" => cfg.validate = flag("--validate")?,
+            "--check-rows" => cfg.check_rows = num("--check-rows")?,
+            _ => return Err(format!("unknown option '{key}'\n{USAGE}")),
+        }
+    }
+    if cfg.a.is_empty() || cfg.b.is_empty() {
+        return Err(format!("--a and --b are required\n{USAGE}"));
+    }
+    if cfg.threads == 0 || cfg.reps == 0 {
+        return Err("--threads and --reps must be at least 1".into());
+    }
+    Ok(cfg)
+}
+
+fn stem(path: &str) -> String {
+    let base = Path::new(path)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string());
+    base.strip_suffix(".mtx").unwrap_or(&base).to_string()
+}
+
+fn any<'a>(m: &'a Csr, vals: &'a [f64]) -> AnyCsr<'a> {
+    AnyCsr {
+        nrows: m.nrows,
+        ncols: m.ncols,
+        base: 0,
+        offsets: OffsetSlice::I32(&m.row_ptr),
+        indices: IndexSlice::I32(&m.col),
+        values: Some(ValueSlice::F64(vals)),
+        value_type: ValueType::Float64,
+    }
+}
+
+/// Peak resident memory of this process so far, MiB.
+fn peak_rss_mb() -> f64 {
+    // SAFETY: getrusage fills the struct we pass; a zeroed rusage is a valid initial value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    if rc == 0 {
+        ru.ru_maxrss as f64 / 1024.0
+    } else {
+        f64::NAN
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut t = v.to_vec();
+    t.sort_by(f64::total_cmp);
+    let n = t.len();
+    if n % 2 == 1 {
+        t[n / 2]
+    } else {
+        0.5 * (t[n / 2 - 1] + t[n / 2])
+    }
+}
+
+fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// C's row offsets as the caller's array (int32 unless nnz(C) needs int64).
+enum Offsets {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+
+impl Offsets {
+    fn zeroed(kind: IndexType, len: usize) -> Offsets {
+        // vec![0; n] gets fresh zero pages from the allocator, like a C caller's malloc:
+        // first-touch cost lands in the phase that writes the array.
+        match kind {
+            IndexType::Int32 => Offsets::I32(vec![0; len]),
+            _ => Offsets::I64(vec![0; len]),
+        }
+    }
+    fn as_mut(&mut self) -> OffsetSliceMut<'_> {
+        match self {
+            Offsets::I32(v) => OffsetSliceMut::I32(v),
+            Offsets::I64(v) => OffsetSliceMut::I64(v),
+        }
+    }
+    fn view(&self) -> check::Offsets<'_> {
+        match self {
+            Offsets::I32(v) => check::Offsets::I32(v),
+            Offsets::I64(v) => check::Offsets::I64(v),
+        }
+    }
+}
+
+struct Output {
+    offsets: Offsets,
+    cols: Vec<i32>,
+    vals: Vec<f64>,
+}
+
+fn lib_err(what: &str, e: Error) -> String {
+    format!("{what}: {:?}: {}", e.status, e.message)
+}
+
+/// Inputs of one benchmark run.
+struct Inputs {
+    a: Csr,
+    b: Option<Csr>, // None: B is A
+    a_name: String,
+    b_name: String,
+    mults: u64,
+    /// Rows of C recomputed by the reference check.
+    sample: Vec<usize>,
+    sum_ref: (f64, f64),
+}
+
+impl Inputs {
+    fn b(&self) -> &Csr {
+        self.b.as_ref().unwrap_or(&self.a)
+    }
+    /// A and B (B = A when squaring: then it follows A's values).
+    fn pair(&self) -> (AnyCsr<'_>, AnyCsr<'_>) {
+        let a = any(&self.a, &self.a.val);
+        let b = match &self.b {
+            Some(b) => any(b, &b.val),
+            None => a,
+        };
+        (a, b)
+    }
+    /// Multiplies A's values by `f` (a power of two: exact), outside any timed region.
+    /// In place, like the MKL driver, so no second copy of A counts in the peak RSS.
+    fn scale_a(&mut self, f: f64) {
+        self.a.val.iter_mut().for_each(|v| *v *= f);
+    }
+}
+
+/// What one algorithm produced.
+struct AlgResult {
+    plan_symbolic: Algorithm,
+    plan_numeric: Algorithm,
+    nnz_c: usize,
+    sym: Vec<f64>,
+    num: Vec<f64>,
+    reuse: Vec<f64>,
+    sum_c: f64,
+    sumabs_c: f64,
+    rows_sorted: bool,
+    checks: Vec<String>,
+    failures: Vec<String>,
+}
+
+fn product_from_scratch(
+    h: &Handle,
+    inp: &Inputs,
+    offs_kind: IndexType,
+) -> Result<(Plan, Output, f64, f64), Error> {
+    let (a, b) = inp.pair();
+    let format = OutputFormat {
+        offsets: offs_kind,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    let t0 = Instant::now();
+    let plan = exec::symbolic(h, &a, &b, format)?;
+    let mut offsets = Offsets::zeroed(offs_kind, plan.nrows() + 1);
+    exec::write_row_offsets(&plan, offsets.as_mut())?;
+    let t1 = Instant::now();
+    let nnz = plan.nnz();
+    let mut cols = vec![0i32; nnz];
+    let mut vals = vec![0f64; nnz];
+    exec::numeric(
+        h,
+        &plan,
+        &a,
+        &b,
+        IndexSliceMut::I32(&mut cols),
+        Some(ValueSliceMut::F64(&mut vals)),
+    )?;
+    let t2 = Instant::now();
+    Ok((
+        plan,
+        Output {
+            offsets,
+            cols,
+            vals,
+        },
+        (t1 - t0).as_secs_f64(),
+        (t2 - t1).as_secs_f64(),
+    ))
+}
+
+fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, String> {
+    let mut h = Handle::new(cfg.threads).map_err(|e| lib_err("handle", e))?;
+    h.options = Options {
+        algorithm: alg,
+        sorted_output: cfg.sorted,
+        validate: cfg.validate,
+        ..Options::default()
+    };
+    let mut offs_kind = IndexType::Int32;
+    let mut sym = Vec::with_capacity(cfg.reps);
+    let mut num = Vec::with_capacity(cfg.reps);
+    let mut last: Option<(Plan, Output)> = None;
+    for it in 0..=cfg.reps {
+        // Free the previous C first, as a caller replacing its product would.
+        drop(last.take());
+        let r = match product_from_scratch(&h, inp, offs_kind) {
+            Err(e) if it == 0 && e.status == Status::IndexOverflow => {
+                offs_kind = IndexType::Int64;
+                product_from_scratch(&h, inp, offs_kind)
+            }
+            r => r,
+        };
+        let (plan, out, ts, tn) = r.map_err(|e| lib_err("product", e))?;
+        if it > 0 {
+            sym.push(ts);
+            num.push(tn);
+        }
+        last = Some((plan, out));
+    }
+    let (plan, mut out) = last.expect("at least one product");
+    let (sum_c, sumabs_c) = check::checksums(&out.vals);
+
+    // Check the product before the reuse runs overwrite it.
+    let mut checks = Vec::new();
+    let mut failures = Vec::new();
+    let c = check::Product {
+        ncols: inp.b().ncols,
+        row_ptr: out.offsets.view(),
+        col: &out.cols,
+        val: &out.vals,
+    };
+    let mut record = |name: &str, r: Result<(), String>| match r {
+        Ok(()) => checks.push(name.to_string()),
+        Err(e) => failures.push(format!("{name}: {e}")),
+    };
+    if plan.flops == inp.mults {
+        record("flops", Ok(()));
+    } else {
+        record(
+            "flops",
+            Err(format!(
+                "plan counts {} multiplications, the benchmark {}",
+                plan.flops, inp.mults
+            )),
+        );
+    }
+    let mut rows_sorted = false;
+    record(
+        "structure",
+        check::structure(&c, cfg.sorted).map(|s| rows_sorted = s),
+    );
+    record("sums", check::sums(sum_c, sumabs_c, inp.sum_ref));
+    record(
+        &format!("rows:{}", inp.sample.len()),
+        check::rows(&inp.a, inp.b(), &c, &inp.sample),
+    );
+
+    // Reuse: numeric only, same plan and output arrays, values of A changed before every
+    // call (x2, /2, ...). The count is chosen so the last call sees A scaled by 2, so
+    // stale output is caught below; A is restored afterwards.
+    let mut reuse = Vec::with_capacity(cfg.reps);
+    let mut scaled = false;
+    let mut result = Ok(());
+    for r in 0..=cfg.reps {
+        let want_scaled = (cfg.reps - r) % 2 == 0;
+        if want_scaled != scaled {
+            inp.scale_a(if want_scaled { 2.0 } else { 0.5 });
+            scaled = want_scaled;
+        }
+        let (a, b) = inp.pair();
+        let t0 = Instant::now();
+        result = exec::numeric(
+            &h,
+            &plan,
+            &a,
+            &b,
+            IndexSliceMut::I32(&mut out.cols),
+            Some(ValueSliceMut::F64(&mut out.vals)),
+        );
+        if result.is_err() {
+            break;
+        }
+        if r > 0 {
+            reuse.push(t0.elapsed().as_secs_f64());
+        }
+    }
+    if scaled {
+        inp.scale_a(0.5);
+    }
+    result.map_err(|e| lib_err("reuse", e))?;
+    // Scaling by a power of two is exact, so C must scale exactly (up to the summation).
+    let factor = if inp.b.is_none() { 4.0 } else { 2.0 };
+    let (s2, sa2) = check::checksums(&out.vals);
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * y.abs() + f64::MIN_POSITIVE;
+    if close(sa2, factor * sumabs_c) && close(s2, factor * sum_c) {
+        checks.push("reuse".into());
+    } else {
+        failures.push(format!(
+            "reuse: after scaling A by 2, sumabsC = {sa2:e}, expected {:e} (stale or wrong values)",
+            factor * sumabs_c
+        ));
+    }
+    Ok(AlgResult {
+        plan_symbolic: plan.symbolic_alg,
+        plan_numeric: plan.numeric_alg,
+        nnz_c: plan.nnz(),
+        sym,
+        num,
+        reuse,
+        sum_c,
+        sumabs_c,
+        rows_sorted,
+        checks,
+        failures,
+    })
+}
+
+fn json_num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:?}")
+    } else {
+        "null".into()
+    }
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn common_fields(cfg: &Config, inp: &Inputs, alg: Algorithm) -> Vec<(&'static str, String)> {
+    let b = inp.b();
+    vec![
+        ("lib", json_str("libspgemm")),
+        ("alg", json_str(alg.name())),
+        ("A", json_str(&inp.a_name)),
+        ("B", json_str(&inp.b_name)),
+        ("threads", cfg.threads.to_string()),
+        ("m", inp.a.nrows.to_string()),
+        ("n", b.ncols.to_string()),
+        ("k", inp.a.ncols.to_string()),
+        ("nnzA", inp.a.nnz().to_string()),
+        ("nnzB", b.nnz().to_string()),
+    ]
+}
+
+fn print_line(fields: &[(&str, String)]) {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("{}:{v}", json_str(k)))
+        .collect();
+    println!("{{{}}}", body.join(","));
+}
+
+/// First successful algorithm's result, the others are compared with it.
+struct CrossRef {
+    alg: &'static str,
+    nnz_c: usize,
+    sumabs_c: f64,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("list-algs") {
+        // For scripts: every algorithm the library offers, one name a line.
+        for a in Algorithm::ALL {
+            println!("{}", a.name());
+        }
+        return ExitCode::SUCCESS;
+    }
+    let cfg = match parse_args(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("spgemm-bench: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let a = match mtx::read_mtx(Path::new(&cfg.a)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("spgemm-bench: --a {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let b = if cfg.b == "A" {
+        None
+    } else {
+        match mtx::read_mtx(Path::new(&cfg.b)) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("spgemm-bench: --b {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let b_ref = b.as_ref().unwrap_or(&a);
+    if a.ncols != b_ref.nrows {
+        eprintln!(
+            "spgemm-bench: A is {} x {} but B is {} x {}",
+            a.nrows, a.ncols, b_ref.nrows, b_ref.ncols
+        );
+        return ExitCode::from(2);
+    }
+    let mults = check::multiplications(&a, b_ref);
+    let sample = check::sample_rows(&check::row_multiplications(&a, b_ref), cfg.check_rows);
+    let sum_ref = check::sum_reference(&a, b_ref);
+    let a_name = stem(&cfg.a);
+    let b_name = if b.is_none() {
+        a_name.clone()
+    } else {
+        stem(&cfg.b)
+    };
+    let mut inp = Inputs {
+        a,
+        b,
+        a_name,
+        b_name,
+        mults,
+        sample,
+        sum_ref,
+    };
+
+    let mut failed = false;
+    let mut cross: Option<CrossRef> = None;
+    for &alg in &cfg.algs {
+        let mut fields = common_fields(&cfg, &inp, alg);
+        let result = run_alg(&cfg, &mut inp, alg);
+        match result {
+            Ok(mut r) => {
+                match &cross {
+                    None => {
+                        cross = Some(CrossRef {
+                            alg: alg.name(),
+                            nnz_c: r.nnz_c,
+                            sumabs_c: r.sumabs_c,
+                        })
+                    }
+                    Some(x) => {
+                        let name = format!("xalg:{}", x.alg);
+                        if r.nnz_c != x.nnz_c {
+                            r.failures
+                                .push(format!("{name}: nnzC {} vs {}", r.nnz_c, x.nnz_c));
+                        } else if !check::within(
+                            (r.sumabs_c - x.sumabs_c).abs(),
+                            1e-10 * x.sumabs_c,
+                        ) {
+                            r.failures.push(format!(
+                                "{name}: sumabsC {:e} vs {:e}",
+                                r.sumabs_c, x.sumabs_c
+                            ));
+                        } else {
+                            r.checks.push(name);
+                        }
+                    }
+                }
+                let (ts, tn) = (median(&r.sym), median(&r.num));
+                let total = ts + tn;
+                let per_rep: Vec<f64> = r.sym.iter().zip(&r.num).map(|(s, n)| s + n).collect();
+                let flops = 2 * inp.mults;
+                let ok = r.failures.is_empty();
+                failed |= !ok;
+                fields.extend([
+                    ("nnzC", r.nnz_c.to_string()),
+                    ("flops", flops.to_string()),
+                    ("symbolic_s", json_num(ts)),
+                    ("numeric_s", json_num(tn)),
+                    ("total_s", json_num(total)),
+                    ("reuse_s", json_num(median(&r.reuse))),
+                    ("gflops", json_num(flops as f64 / total / 1e9)),
+                    ("sorted_output", r.rows_sorted.to_string()),
+                    ("sumC", json_num(r.sum_c)),
+                    ("sumabsC", json_num(r.sumabs_c)),
+                    ("alg_symbolic", json_str(r.plan_symbolic.name())),
+                    ("alg_numeric", json_str(r.plan_numeric.name())),
+                    ("sort_requested", cfg.sorted.to_string()),
+                    ("validate", cfg.validate.to_string()),
+                    ("reps", cfg.reps.to_string()),
+                    ("total_min_s", json_num(min(&per_rep))),
+                    ("reuse_min_s", json_num(min(&r.reuse))),
+                    (
+                        "check",
+                        json_str(&if ok {
+                            "ok".to_string()
+                        } else {
+                            format!("FAIL: {}", r.failures.join("; "))
+                        }),
+                    ),
+                    ("checked", json_str(&r.checks.join(","))),
+                    ("peak_rss_mb", format!("{:.1}", peak_rss_mb())),
+                ]);
+            }
+            Err(e) => {
+                failed = true;
+                fields.extend([
+                    ("sort_requested", cfg.sorted.to_string()),
+                    ("validate", cfg.validate.to_string()),
+                    ("check", json_str("error")),
+                    ("error", json_str(&e)),
+                    ("peak_rss_mb", format!("{:.1}", peak_rss_mb())),
+                ]);
+            }
+        }
+        print_line(&fields);
+    }
+    if failed {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,148 @@
+//! Bin ranges and hash-table sizes of the GPU kernels (OpSparse section 5.6/5.7),
+//! re-derived from the device's shared memory per block instead of V100's fixed 96 KB:
+//! the largest power-of-two table that fits becomes the last shared-memory bin (Hopper:
+//! 227 KB per block, so 32768 keys symbolic and 16384 f64 pairs numeric).
+
+/// Rows whose key (n_prod or n_nz) is at most `limit` go to this bin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bin {
+    pub limit: i64,
+    /// Hash-table slots per row (a power of two: the kernels mask instead of dividing).
+    pub tsize: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// Threads per row (block / tpr rows share a block).
+    pub tpr: u32,
+}
+
+impl Bin {
+    pub fn rows_per_block(&self) -> u32 {
+        self.block / self.tpr
+    }
+}
+
+/// Static shared memory the kernels declare beside the dynamic tables (MAX_GROUPS ints and
+/// a few counters), with room to spare.
+pub const STATIC_SMEM: usize = 256 * 4 + 64;
+/// Largest number of rows one block may hold (MAX_GROUPS in kernels/spgemm.cu).
+pub const MAX_GROUPS: u32 = 256;
+/// Largest number of bins (MAX_BINS in kernels/spgemm.cu).
+pub const MAX_BINS: usize = 16;
+
+/// Symbolic bins by n_prod: tables at least 1.2x the largest n_prod of the bin. The last
+/// shared bin is open-ended; a row there whose count passes `fail_at` goes to the global
+/// kernel.
+pub fn symbolic(smem_per_block: usize) -> Vec<Bin> {
+    let mut bins = vec![Bin {
+        limit: 26,
+        tsize: 32,
+        block: 256,
+        tpr: 4,
+    }];
+    let mut tsize = 512u32;
+    let mut block = 64u32;
+    while tsize as usize * 4 + STATIC_SMEM <= smem_per_block {
+        bins.push(Bin {
+            limit: (tsize as f64 / 1.2) as i64,
+            tsize,
+            block,
+            tpr: block,
+        });
+        tsize *= 2;
+        block = (block * 2).min(1024);
+    }
+    if let Some(last) = bins.last_mut() {
+        last.limit = i64::MAX;
+    }
+    bins
+}
+
+/// Count at which a row of the last symbolic bin is sent to the global kernel (0.8 of the
+/// table, as OpSparse).
+pub fn symbolic_fail_at(bin: &Bin) -> u32 {
+    bin.tsize / 5 * 4
+}
+
+/// Numeric bins by n_nz: tables at least 2x the largest n_nz, doubling from 32 slots.
+/// Small tables share a block (8 to 32 rows of 8 to 32 threads): a row of a few dozen
+/// entries gets a group of threads sized to it, not a whole block, and its sort runs over
+/// a small table. Rows above the last bin's limit go to the global kernel.
+pub fn numeric(smem_per_block: usize, value_bytes: usize) -> Vec<Bin> {
+    let mut bins = Vec::new();
+    let mut tsize = 32u32;
+    loop {
+        let tpr = (tsize / 8).clamp(8, 1024);
+        let block = tpr.max(256);
+        let bin = Bin {
+            limit: tsize as i64 / 2,
+            tsize,
+            block,
+            tpr,
+        };
+        if numeric_smem(&bin, value_bytes) + STATIC_SMEM > smem_per_block
+            || bins.len() + 1 >= MAX_BINS
+        {
+            break;
+        }
+        bins.push(bin);
+        tsize *= 2;
+    }
+    bins
+}
+
+/// Dynamic shared memory of one block of `bin` (bytes).
+pub fn numeric_smem(bin: &Bin, value_bytes: usize) -> usize {
+    bin.rows_per_block() as usize * bin.tsize as usize * (4 + value_bytes)
+}
+pub fn symbolic_smem(bin: &Bin) -> usize {
+    bin.rows_per_block() as usize * bin.tsize as usize * 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(bins: &[Bin], smem: usize, per_slot: usize) {
+        assert!(bins.len() <= MAX_BINS);
+        for (i, b) in bins.iter().enumerate() {
+            assert!(b.tsize.is_power_of_two() && b.block.is_power_of_two());
+            assert!(b.block <= 1024 && b.block % b.tpr == 0);
+            assert!(b.rows_per_block() <= MAX_GROUPS);
+            assert!(
+                b.rows_per_block() as usize * b.tsize as usize * per_slot + STATIC_SMEM <= smem
+            );
+            if i > 0 {
+                assert!(b.limit > bins[i - 1].limit);
+            }
+        }
+    }
+
+    #[test]
+    fn hopper_bins_use_the_large_shared_memory() {
+        let smem = 227 * 1024;
+        let s = symbolic(smem);
+        check(&s, smem, 4);
+        assert_eq!(s.last().unwrap().tsize, 32768);
+        assert_eq!(s.last().unwrap().limit, i64::MAX);
+        assert_eq!(s[1].limit, 426); // OpSparse table 1
+        let n = numeric(smem, 8);
+        check(&n, smem, 12);
+        assert_eq!(n.last().unwrap().tsize, 16384);
+        assert_eq!(n.last().unwrap().limit, 8192);
+        let n32 = numeric(smem, 4);
+        assert_eq!(n32.last().unwrap().tsize, 16384);
+    }
+
+    #[test]
+    fn small_shared_memory_gives_fewer_bins() {
+        let smem = 48 * 1024;
+        let s = symbolic(smem);
+        check(&s, smem, 4);
+        assert_eq!(s.last().unwrap().tsize, 8192);
+        let n = numeric(smem, 8);
+        check(&n, smem, 12);
+        assert_eq!(n.last().unwrap().tsize, 2048);
+        // A100: 163 KB per block.
+        assert_eq!(numeric(163 * 1024, 8).last().unwrap().tsize, 8192);
+    }
+}
