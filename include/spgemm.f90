@@ -717,9 +717,9 @@ module spgemm
     ! NULL or writable.
     function spgemm_topology_info(handle, buf, len, needed) &
         bind(C, name="spgemm_topology_info") result(status)
-      import :: c_char, c_int32_t, c_ptr, c_size_t
+      import :: c_int32_t, c_ptr, c_size_t
       type(c_ptr), value :: handle
-      character(kind=c_char), dimension(*), intent(inout) :: buf
+      type(c_ptr), value :: buf
       integer(c_size_t), value :: len
       integer(c_size_t), intent(out) :: needed
       integer(c_int32_t) :: status

@@ -575,7 +575,7 @@ spgemm_status_t spgemm_get_hbm(spgemm_handle_t *handle, spgemm_hbm_t *mode, int3
 // `handle` is NULL or live; `buf` is NULL or points to `len` writable bytes; `needed` is
 // NULL or writable.
 spgemm_status_t spgemm_topology_info(spgemm_handle_t *handle,
-                                     char *buf,
+                                     void *buf,
                                      size_t len,
                                      size_t *needed);
 

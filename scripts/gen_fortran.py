@@ -133,8 +133,6 @@ def fortran_param(ctype, typedefs, opaque, where):
             return "type(c_ptr), intent(out)"  # the callee writes a pointer
     elif base == "char" and depth == 1 and const:
         return "character(kind=c_char), dimension(*), intent(in)"  # NUL-terminated string
-    elif base == "char" and depth == 1:
-        return "character(kind=c_char), dimension(*), intent(inout)"  # caller's text buffer
     elif scalar:
         if depth == 0:
             return f"{scalar}, value"

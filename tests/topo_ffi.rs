@@ -33,7 +33,7 @@ fn info(h: *mut spgemm_handle_t) -> String {
     let mut buf = vec![0x55 as c_char; needed];
     // SAFETY: buf has `needed` writable bytes.
     assert_eq!(
-        unsafe { spgemm_topology_info(h, buf.as_mut_ptr(), buf.len(), &mut needed) },
+        unsafe { spgemm_topology_info(h, buf.as_mut_ptr().cast(), buf.len(), &mut needed) },
         SPGEMM_STATUS_SUCCESS
     );
     assert_eq!(needed, buf.len());
@@ -62,7 +62,8 @@ fn topology_info_two_call_pattern() {
     let mut needed = 0usize;
     let mut small = [0x55 as c_char; 8];
     // SAFETY: small has 8 writable bytes.
-    let st = unsafe { spgemm_topology_info(h, small.as_mut_ptr(), small.len(), &mut needed) };
+    let st =
+        unsafe { spgemm_topology_info(h, small.as_mut_ptr().cast(), small.len(), &mut needed) };
     assert_eq!(st, SPGEMM_STATUS_INVALID_VALUE);
     assert_eq!(small[0], 0);
     assert_eq!(small[1], 0x55, "nothing past the first byte is written");

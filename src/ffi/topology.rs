@@ -1,6 +1,6 @@
 //! Handle options for thread binding and high-bandwidth memory, and the topology report.
 
-use std::ffi::c_char;
+use std::ffi::c_void;
 
 use super::boundary::non_null;
 use super::handle::{spgemm_handle_t, with_handle};
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn spgemm_get_hbm(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn spgemm_topology_info(
     handle: *mut spgemm_handle_t,
-    buf: *mut c_char,
+    buf: *mut c_void,
     len: usize,
     needed: *mut usize,
 ) -> spgemm_status_t {
@@ -145,14 +145,14 @@ pub unsafe extern "C" fn spgemm_topology_info(
         // `need <= len` bytes, or one byte.
         unsafe {
             if len < need {
-                *buf = 0;
+                *buf.cast::<u8>() = 0;
                 return Err(Error::new(
                     Status::InvalidValue,
                     format!("len = {len} is too small for the topology info: {need} bytes needed"),
                 ));
             }
             std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), text.len());
-            *buf.add(text.len()) = 0;
+            *buf.cast::<u8>().add(text.len()) = 0;
         }
         Ok(())
     })
