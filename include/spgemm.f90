@@ -18,7 +18,7 @@
 !   gfortran -c spgemm.f90
 module spgemm
   use, intrinsic :: iso_c_binding, only: c_associated, c_char, c_double, c_f_pointer, c_int32_t, &
-      c_int64_t, c_null_char, c_ptr
+      c_int64_t, c_null_char, c_ptr, c_size_t
   implicit none
   private
   public :: SPGEMM_VERSION_MAJOR
@@ -48,6 +48,13 @@ module spgemm
   public :: SPGEMM_ALG_KKDENSE
   public :: SPGEMM_ALG_KKLP
   public :: SPGEMM_ALG_KKMEM
+  public :: SPGEMM_BIND_AUTO
+  public :: SPGEMM_BIND_NONE
+  public :: SPGEMM_BIND_CLOSE
+  public :: SPGEMM_BIND_SPREAD
+  public :: SPGEMM_HBM_AUTO
+  public :: SPGEMM_HBM_OFF
+  public :: SPGEMM_HBM_ON
   public :: SPGEMM_BACKEND_AUTO
   public :: SPGEMM_BACKEND_CPU
   public :: SPGEMM_BACKEND_CUDA
@@ -86,6 +93,11 @@ module spgemm
   public :: spgemm_spmm
   public :: spgemm_spmm_analysis_create
   public :: spgemm_spmm_analysis_destroy
+  public :: spgemm_set_thread_binding
+  public :: spgemm_get_thread_binding
+  public :: spgemm_set_hbm
+  public :: spgemm_get_hbm
+  public :: spgemm_topology_info
   public :: spgemm_c_string
   public :: spgemm_error_message
 
@@ -147,6 +159,21 @@ module spgemm
   ! cache, a second level sized by the largest row only for rows that overflow it. Memory
   ! independent of the number of columns of C.
   integer(c_int32_t), parameter :: SPGEMM_ALG_KKMEM = 3_c_int32_t
+  ! Bind workers by a policy chosen from the machine (default): `SPGEMM_BIND_SPREAD` when it
+  ! has several NUMA domains or more cores than workers, else `SPGEMM_BIND_CLOSE`.
+  integer(c_int32_t), parameter :: SPGEMM_BIND_AUTO = 0_c_int32_t
+  ! Do not bind workers (the OS places them within the creating thread's CPU mask).
+  integer(c_int32_t), parameter :: SPGEMM_BIND_NONE = 1_c_int32_t
+  ! Bind worker i to the i-th core in topology order (workers share caches and a socket).
+  integer(c_int32_t), parameter :: SPGEMM_BIND_CLOSE = 2_c_int32_t
+  ! Bind workers to cores spread evenly over the machine (over sockets and NUMA nodes).
+  integer(c_int32_t), parameter :: SPGEMM_BIND_SPREAD = 3_c_int32_t
+  ! Use high-bandwidth memory (MCDRAM, HBM) for workspace when the machine has it (default).
+  integer(c_int32_t), parameter :: SPGEMM_HBM_AUTO = 0_c_int32_t
+  ! Never use high-bandwidth memory.
+  integer(c_int32_t), parameter :: SPGEMM_HBM_OFF = 1_c_int32_t
+  ! Use high-bandwidth memory; when there is none, normal memory (the topology info says so).
+  integer(c_int32_t), parameter :: SPGEMM_HBM_ON = 2_c_int32_t
   ! GPU for large products when a usable CUDA device is present, else CPU (default).
   integer(c_int32_t), parameter :: SPGEMM_BACKEND_AUTO = 0_c_int32_t
   ! CPU only.
@@ -726,6 +753,97 @@ module spgemm
       type(c_ptr), value :: analysis
       integer(c_int32_t) :: status
     end function spgemm_spmm_analysis_destroy
+
+    ! Chooses how the handle's worker threads are bound to cores (`SPGEMM_BIND_*`; default
+    ! `SPGEMM_BIND_AUTO`). Restarts the workers when their cores change; the per-thread
+    ! workspace is then rebuilt on first use. The environment variable `SPGEMM_PROC_BIND`
+    ! (spread, close, none, auto), when set to a valid value, overrides this option, so a
+    ! program's choice can be changed at run time as with `OMP_PROC_BIND`.
+    ! A binding the OS refuses is not an error: the worker runs unbound and
+    ! `spgemm_topology_info` reports why.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code),
+    ! `SPGEMM_STATUS_ALLOC_FAILED` (threads could not be restarted). Calls on one handle are
+    ! serialised.
+    !
+    ! # Safety
+    ! `handle` is NULL or a live handle.
+    function spgemm_set_thread_binding(handle, binding) &
+        bind(C, name="spgemm_set_thread_binding") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: binding
+      integer(c_int32_t) :: status
+    end function spgemm_set_thread_binding
+
+    ! Reads the binding policy in force into `*binding`: `SPGEMM_BIND_NONE`,
+    ! `SPGEMM_BIND_CLOSE` or `SPGEMM_BIND_SPREAD` (`SPGEMM_BIND_AUTO` resolved to what it
+    ! chose on this machine for the current number of threads).
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`.
+    !
+    ! # Safety
+    ! `handle` is NULL or live; `binding` is NULL or writable.
+    function spgemm_get_thread_binding(handle, binding) &
+        bind(C, name="spgemm_get_thread_binding") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), intent(out) :: binding
+      integer(c_int32_t) :: status
+    end function spgemm_get_thread_binding
+
+    ! Chooses whether per-thread workspace and temporary arrays are placed on
+    ! high-bandwidth memory (MCDRAM, HBM) local to each worker (`SPGEMM_HBM_*`; default
+    ! `SPGEMM_HBM_AUTO`: when the topology shows such memory). Normal memory is used when
+    ! there is none or it is full. Errors: `SPGEMM_STATUS_NULL_POINTER`,
+    ! `SPGEMM_STATUS_INVALID_VALUE` (unknown code). Calls on one handle are serialised.
+    !
+    ! # Safety
+    ! `handle` is NULL or a live handle.
+    function spgemm_set_hbm(handle, mode) bind(C, name="spgemm_set_hbm") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: mode
+      integer(c_int32_t) :: status
+    end function spgemm_set_hbm
+
+    ! Reads the high-bandwidth memory mode (`SPGEMM_HBM_*`, as set) into `*mode`, and into
+    ! `*present` (if not NULL) 1 when the topology shows high-bandwidth memory, else 0.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle or mode NULL).
+    !
+    ! # Safety
+    ! `handle` is NULL or live; `mode` is NULL or writable; `present` is NULL or writable.
+    function spgemm_get_hbm(handle, mode, present) bind(C, name="spgemm_get_hbm") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), intent(out) :: mode
+      integer(c_int32_t), intent(out) :: present
+      integer(c_int32_t) :: status
+    end function spgemm_get_hbm
+
+    ! Writes a JSON description of what the library sees and chose for `handle`: source of
+    ! the topology, cores (PU OS indices), NUMA nodes (capacity, subtype, bandwidth in MiB/s
+    ! when the platform reports it, whether high-bandwidth), the binding policy asked for,
+    ! where it came from and what it resolved to, per worker its core, PUs, NUMA node,
+    ! memory node for its workspace and binding outcome, and notes (fallbacks).
+    !
+    ! Two-call pattern: `*needed` (required) receives the size in bytes including the
+    ! terminating NUL. With `buf` NULL and `len` 0 only `*needed` is written (success). If
+    ! `len >= *needed` the text is copied to `buf` (NUL-terminated). If `0 < len < *needed`,
+    ! `buf[0]` is set to NUL and `SPGEMM_STATUS_INVALID_VALUE` is returned.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle or needed NULL, or buf NULL with len > 0),
+    ! `SPGEMM_STATUS_INVALID_VALUE` (buffer too small). Calls on one handle are serialised.
+    !
+    ! # Safety
+    ! `handle` is NULL or live; `buf` is NULL or points to `len` writable bytes; `needed` is
+    ! NULL or writable.
+    function spgemm_topology_info(handle, buf, len, needed) &
+        bind(C, name="spgemm_topology_info") result(status)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: status
+    end function spgemm_topology_info
   end interface
 
 contains

@@ -107,6 +107,12 @@ typedef int32_t spgemm_operation_t;
 // Storage order of the dense matrices X and Y. See `SPGEMM_LAYOUT_*`.
 typedef int32_t spgemm_layout_t;
 
+// Binding of worker threads to cores. See `SPGEMM_BIND_*`.
+typedef int32_t spgemm_bind_t;
+
+// Use of high-bandwidth memory. See `SPGEMM_HBM_*`.
+typedef int32_t spgemm_hbm_t;
+
 
 
 // The call succeeded.
@@ -186,6 +192,28 @@ typedef int32_t spgemm_layout_t;
 // cache, a second level sized by the largest row only for rows that overflow it. Memory
 // independent of the number of columns of C.
 #define SPGEMM_ALG_KKMEM 3
+
+// Bind workers by a policy chosen from the machine (default): `SPGEMM_BIND_SPREAD` when it
+// has several NUMA domains or more cores than workers, else `SPGEMM_BIND_CLOSE`.
+#define SPGEMM_BIND_AUTO 0
+
+// Do not bind workers (the OS places them within the creating thread's CPU mask).
+#define SPGEMM_BIND_NONE 1
+
+// Bind worker i to the i-th core in topology order (workers share caches and a socket).
+#define SPGEMM_BIND_CLOSE 2
+
+// Bind workers to cores spread evenly over the machine (over sockets and NUMA nodes).
+#define SPGEMM_BIND_SPREAD 3
+
+// Use high-bandwidth memory (MCDRAM, HBM) for workspace when the machine has it (default).
+#define SPGEMM_HBM_AUTO 0
+
+// Never use high-bandwidth memory.
+#define SPGEMM_HBM_OFF 1
+
+// Use high-bandwidth memory; when there is none, normal memory (the topology info says so).
+#define SPGEMM_HBM_ON 2
 
 // GPU for large products when a usable CUDA device is present, else CPU (default).
 #define SPGEMM_BACKEND_AUTO 0
@@ -613,6 +641,69 @@ spgemm_status_t spgemm_spmm_analysis_create(spgemm_handle_t *handle,
 // # Safety
 // `analysis` is NULL or a live analysis.
 spgemm_status_t spgemm_spmm_analysis_destroy(spgemm_spmm_analysis_t *analysis);
+
+// Chooses how the handle's worker threads are bound to cores (`SPGEMM_BIND_*`; default
+// `SPGEMM_BIND_AUTO`). Restarts the workers when their cores change; the per-thread
+// workspace is then rebuilt on first use. The environment variable `SPGEMM_PROC_BIND`
+// (spread, close, none, auto), when set to a valid value, overrides this option, so a
+// program's choice can be changed at run time as with `OMP_PROC_BIND`.
+// A binding the OS refuses is not an error: the worker runs unbound and
+// `spgemm_topology_info` reports why.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code),
+// `SPGEMM_STATUS_ALLOC_FAILED` (threads could not be restarted). Calls on one handle are
+// serialised.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_thread_binding(spgemm_handle_t *handle, spgemm_bind_t binding);
+
+// Reads the binding policy in force into `*binding`: `SPGEMM_BIND_NONE`,
+// `SPGEMM_BIND_CLOSE` or `SPGEMM_BIND_SPREAD` (`SPGEMM_BIND_AUTO` resolved to what it
+// chose on this machine for the current number of threads).
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or live; `binding` is NULL or writable.
+spgemm_status_t spgemm_get_thread_binding(spgemm_handle_t *handle, spgemm_bind_t *binding);
+
+// Chooses whether per-thread workspace and temporary arrays are placed on
+// high-bandwidth memory (MCDRAM, HBM) local to each worker (`SPGEMM_HBM_*`; default
+// `SPGEMM_HBM_AUTO`: when the topology shows such memory). Normal memory is used when
+// there is none or it is full. Errors: `SPGEMM_STATUS_NULL_POINTER`,
+// `SPGEMM_STATUS_INVALID_VALUE` (unknown code). Calls on one handle are serialised.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_hbm(spgemm_handle_t *handle, spgemm_hbm_t mode);
+
+// Reads the high-bandwidth memory mode (`SPGEMM_HBM_*`, as set) into `*mode`, and into
+// `*present` (if not NULL) 1 when the topology shows high-bandwidth memory, else 0.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle or mode NULL).
+//
+// # Safety
+// `handle` is NULL or live; `mode` is NULL or writable; `present` is NULL or writable.
+spgemm_status_t spgemm_get_hbm(spgemm_handle_t *handle, spgemm_hbm_t *mode, int32_t *present);
+
+// Writes a JSON description of what the library sees and chose for `handle`: source of
+// the topology, cores (PU OS indices), NUMA nodes (capacity, subtype, bandwidth in MiB/s
+// when the platform reports it, whether high-bandwidth), the binding policy asked for,
+// where it came from and what it resolved to, per worker its core, PUs, NUMA node,
+// memory node for its workspace and binding outcome, and notes (fallbacks).
+//
+// Two-call pattern: `*needed` (required) receives the size in bytes including the
+// terminating NUL. With `buf` NULL and `len` 0 only `*needed` is written (success). If
+// `len >= *needed` the text is copied to `buf` (NUL-terminated). If `0 < len < *needed`,
+// `buf[0]` is set to NUL and `SPGEMM_STATUS_INVALID_VALUE` is returned.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle or needed NULL, or buf NULL with len > 0),
+// `SPGEMM_STATUS_INVALID_VALUE` (buffer too small). Calls on one handle are serialised.
+//
+// # Safety
+// `handle` is NULL or live; `buf` is NULL or points to `len` writable bytes; `needed` is
+// NULL or writable.
+spgemm_status_t spgemm_topology_info(spgemm_handle_t *handle,
+                                     void *buf,
+                                     size_t len,
+                                     size_t *needed);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,7 +1,17 @@
 //! The typed handle: thread pool, options and reusable per-thread workspace.
 
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
 use crate::cpu::workspace::WorkspacePool;
 use crate::error::{Error, Result, Status};
+use crate::topo::info::{BindOutcome, PolicySource, Report};
+use crate::topo::{BindPolicy, HbmMode, MachineDesc, Placement, Topo, bind, placement};
+
+/// Environment variable that overrides the binding policy (values as `OMP_PROC_BIND`:
+/// spread, close, none/false, auto/true).
+pub const PROC_BIND_ENV: &str = "SPGEMM_PROC_BIND";
 
 /// SpGEMM algorithm choice (codes as in the C header's `SPGEMM_ALG_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,6 +112,19 @@ pub struct Handle {
     threads: usize,
     pub options: Options,
     pub workspace: WorkspacePool,
+    /// Where the workers run and where their memory should live.
+    placement: Placement,
+    /// Binding policy set through the API (None: not set).
+    bind_option: Option<BindPolicy>,
+    hbm: HbmMode,
+    topo: Arc<Topo>,
+    /// The machine as the creating thread saw it (its CPU mask applied).
+    desc: MachineDesc,
+    policy_source: PolicySource,
+    /// What each worker's start hook did about binding.
+    outcomes: Arc<Mutex<Vec<BindOutcome>>>,
+    /// Notes for the topology info (environment variable not understood, ...).
+    messages: Vec<String>,
     /// The GPU, opened on first use (kernels compiled once per handle).
     pub gpu: crate::cuda::DeviceSlot,
 }
@@ -119,34 +142,196 @@ pub fn default_threads() -> usize {
         })
 }
 
-fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
+/// The policy in force: `SPGEMM_PROC_BIND` when set and understood, else the option,
+/// else `Auto`. A value not understood is ignored with a note (never an error).
+fn effective_policy(
+    option: Option<BindPolicy>,
+    notes: &mut Vec<String>,
+) -> (BindPolicy, PolicySource) {
+    if let Ok(v) = std::env::var(PROC_BIND_ENV) {
+        match BindPolicy::parse(&v) {
+            Some(p) => return (p, PolicySource::Environment),
+            None => notes.push(format!(
+                "{PROC_BIND_ENV}={v:?} is not one of spread, close, none, auto; ignored"
+            )),
+        }
+    }
+    match option {
+        Some(p) => (p, PolicySource::Option),
+        None => (BindPolicy::Auto, PolicySource::Default),
+    }
+}
+
+/// Starts `threads` workers; worker i binds itself to `placement.worker(i)` in rayon's
+/// start hook and records the outcome. Returns once every worker has started, so the
+/// outcomes are complete.
+fn build_pool(
+    threads: usize,
+    topo: &Arc<Topo>,
+    placement: &Placement,
+    outcomes: &Arc<Mutex<Vec<BindOutcome>>>,
+) -> Result<rayon::ThreadPool> {
+    *outcomes.lock() = vec![BindOutcome::Pending; threads];
+    let places: Vec<Vec<u32>> = placement.workers.iter().map(|w| w.pus.clone()).collect();
+    let hook_topo = Arc::clone(topo);
+    let hook_outcomes = Arc::clone(outcomes);
+    let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("spgemm-worker-{i}"))
+        .start_handler(move |i| {
+            let pus = places.get(i).map_or(&[][..], |p| p.as_slice());
+            let outcome = if pus.is_empty() {
+                BindOutcome::Unbound
+            } else {
+                match bind::bind_current_thread(&hook_topo, pus) {
+                    Ok(()) => BindOutcome::Bound,
+                    Err(m) => BindOutcome::Failed(m),
+                }
+            };
+            if let Some(slot) = hook_outcomes.lock().get_mut(i) {
+                *slot = outcome;
+            }
+        })
         .build()
         .map_err(|e| {
             Error::new(
                 Status::AllocFailed,
                 format!("cannot start {threads} worker threads: {e}"),
             )
-        })
+        })?;
+    // Every worker runs its start hook before any job: one job on each is the barrier.
+    pool.broadcast(|_| ());
+    Ok(pool)
 }
 
 impl Handle {
-    /// A handle with `threads` workers (0 = `default_threads()`).
+    /// A handle with `threads` workers (0 = `default_threads()`), bound to cores by the
+    /// default policy (see [`BindPolicy::Auto`], `SPGEMM_PROC_BIND`).
     pub fn new(threads: usize) -> Result<Handle> {
+        Handle::with_topology(threads, Topo::system())
+    }
+
+    /// Like [`Handle::new`] on a given topology. On a topology that is not this machine's
+    /// (XML, synthetic) the plan is made but no worker is bound (outcomes say why).
+    pub fn with_topology(threads: usize, topo: Arc<Topo>) -> Result<Handle> {
         let threads = if threads == 0 {
             default_threads()
         } else {
             threads
         };
+        let desc = topo.desc_for_caller();
+        let mut messages = Vec::new();
+        let (policy, policy_source) = effective_policy(None, &mut messages);
+        let placement = placement::plan(&desc, threads, policy, HbmMode::Auto);
+        let outcomes = Arc::new(Mutex::new(Vec::new()));
+        let pool = build_pool(threads, &topo, &placement, &outcomes)?;
         Ok(Handle {
-            pool: build_pool(threads)?,
+            pool,
             threads,
             options: Options::default(),
             workspace: WorkspacePool::new(threads),
+            placement,
+            bind_option: None,
+            hbm: HbmMode::Auto,
+            topo,
+            desc,
+            policy_source,
+            outcomes,
+            messages,
             gpu: Default::default(),
         })
+    }
+
+    /// Re-plans placement for the current options and, if the CPU binding changes or
+    /// `force` is set, restarts the workers. The per-thread workspace starts afresh so its
+    /// chunks are placed for the new plan.
+    fn replan(&mut self, threads: usize, force: bool) -> Result<()> {
+        let mut messages = Vec::new();
+        let (policy, source) = effective_policy(self.bind_option, &mut messages);
+        let placement = placement::plan(&self.desc, threads, policy, self.hbm);
+        let cpus_changed = placement.workers.iter().map(|w| &w.pus).ne(self
+            .placement
+            .workers
+            .iter()
+            .map(|w| &w.pus));
+        if force || cpus_changed || threads != self.threads {
+            self.pool = build_pool(threads, &self.topo, &placement, &self.outcomes)?;
+        }
+        self.threads = threads;
+        self.placement = placement;
+        self.policy_source = source;
+        self.messages = messages;
+        self.workspace = WorkspacePool::new(threads);
+        Ok(())
+    }
+
+    /// Sets the binding policy (`SPGEMM_PROC_BIND`, when set, still wins). Restarts the
+    /// workers when their cores change.
+    pub fn set_binding(&mut self, policy: BindPolicy) -> Result<()> {
+        self.bind_option = Some(policy);
+        self.replan(self.threads, false)
+    }
+
+    /// Sets the high-bandwidth memory mode and re-plans memory nodes.
+    pub fn set_hbm(&mut self, mode: HbmMode) -> Result<()> {
+        self.hbm = mode;
+        self.replan(self.threads, false)
+    }
+
+    pub fn hbm_mode(&self) -> HbmMode {
+        self.hbm
+    }
+
+    /// The binding policy asked for (option or environment; `Auto` unresolved).
+    pub fn binding_requested(&self) -> BindPolicy {
+        self.placement.requested
+    }
+
+    /// The plan: worker i's core, NUMA node and memory node (`placement().worker(i)`).
+    /// The memory pool allocates worker i's chunk with
+    /// `topo::memory::NodeBuf::alloc_zeroed(handle.topology(), len, worker.memory_node, ..)`
+    /// from inside worker i.
+    pub fn placement(&self) -> &Placement {
+        &self.placement
+    }
+
+    pub fn topology(&self) -> &Arc<Topo> {
+        &self.topo
+    }
+
+    /// Whether the machine has high-bandwidth memory (for the algorithm selector).
+    pub fn hbm_present(&self) -> bool {
+        self.desc.hbm_present()
+    }
+
+    /// What each worker did about binding (complete once the handle is built).
+    pub fn bind_outcomes(&self) -> Vec<BindOutcome> {
+        self.outcomes.lock().clone()
+    }
+
+    /// The topology report as JSON (see `spgemm_topology_info`).
+    pub fn topology_info(&self) -> String {
+        let outcomes = self.bind_outcomes();
+        let mut messages = self.messages.clone();
+        let failed = outcomes
+            .iter()
+            .filter(|o| matches!(o, BindOutcome::Failed(_)))
+            .count();
+        if failed > 0 {
+            messages.push(format!(
+                "{failed} of {} workers could not be bound and run unbound",
+                outcomes.len()
+            ));
+        }
+        Report {
+            topo: &self.topo,
+            desc: &self.desc,
+            placement: &self.placement,
+            outcomes: &outcomes,
+            policy_source: self.policy_source,
+            messages: &messages,
+        }
+        .to_json()
     }
 
     pub fn threads(&self) -> usize {
@@ -161,9 +346,7 @@ impl Handle {
             threads
         };
         if threads != self.threads {
-            self.pool = build_pool(threads)?;
-            self.threads = threads;
-            self.workspace = WorkspacePool::new(threads);
+            self.replan(threads, true)?;
         }
         Ok(())
     }

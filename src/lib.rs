@@ -6,6 +6,7 @@
 //! - typed API: [`handle::Handle`], [`csr::CsrRef`] / [`csr::AnyCsr`], [`plan::Plan`];
 //! - [`exec`]: algorithm selection and dispatch to a backend;
 //! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace;
+//! - [`topo`]: platform: hwloc topology, worker placement and binding, NUMA/HBM memory.
 //! - [`cuda`]: GPU backend (feature `cuda`; driver and NVRTC loaded at run time).
 
 pub mod alloc;
@@ -20,6 +21,7 @@ pub mod output;
 pub mod plan;
 pub mod pool;
 pub mod spmm;
+pub mod topo;
 pub mod types;
 
 pub use error::{Error, Result, Status};

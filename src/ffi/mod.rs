@@ -11,6 +11,7 @@ pub mod handle;
 pub mod matrix;
 pub mod plan;
 pub mod spmm;
+pub mod topology;
 
 use std::ffi::c_char;
 
@@ -26,6 +27,10 @@ pub type spgemm_value_type_t = i32;
 pub type spgemm_index_base_t = i32;
 /// SpGEMM algorithm. See `SPGEMM_ALG_*`.
 pub type spgemm_algorithm_t = i32;
+/// Binding of worker threads to cores. See `SPGEMM_BIND_*`.
+pub type spgemm_bind_t = i32;
+/// Use of high-bandwidth memory. See `SPGEMM_HBM_*`.
+pub type spgemm_hbm_t = i32;
 /// Where products run. See `SPGEMM_BACKEND_*`.
 pub type spgemm_backend_t = i32;
 
@@ -88,6 +93,22 @@ pub const SPGEMM_ALG_KKLP: spgemm_algorithm_t = 2;
 /// independent of the number of columns of C.
 pub const SPGEMM_ALG_KKMEM: spgemm_algorithm_t = 3;
 
+/// Bind workers by a policy chosen from the machine (default): `SPGEMM_BIND_SPREAD` when it
+/// has several NUMA domains or more cores than workers, else `SPGEMM_BIND_CLOSE`.
+pub const SPGEMM_BIND_AUTO: spgemm_bind_t = 0;
+/// Do not bind workers (the OS places them within the creating thread's CPU mask).
+pub const SPGEMM_BIND_NONE: spgemm_bind_t = 1;
+/// Bind worker i to the i-th core in topology order (workers share caches and a socket).
+pub const SPGEMM_BIND_CLOSE: spgemm_bind_t = 2;
+/// Bind workers to cores spread evenly over the machine (over sockets and NUMA nodes).
+pub const SPGEMM_BIND_SPREAD: spgemm_bind_t = 3;
+
+/// Use high-bandwidth memory (MCDRAM, HBM) for workspace when the machine has it (default).
+pub const SPGEMM_HBM_AUTO: spgemm_hbm_t = 0;
+/// Never use high-bandwidth memory.
+pub const SPGEMM_HBM_OFF: spgemm_hbm_t = 1;
+/// Use high-bandwidth memory; when there is none, normal memory (the topology info says so).
+pub const SPGEMM_HBM_ON: spgemm_hbm_t = 2;
 /// GPU for large products when a usable CUDA device is present, else CPU (default).
 pub const SPGEMM_BACKEND_AUTO: spgemm_backend_t = 0;
 /// CPU only.
