@@ -417,12 +417,12 @@ fn detects_a_c_function_without_interface() {
     let (header, module) = sources();
     let header = header.replace(
         "#ifdef __cplusplus\n}",
-        "spgemm_status_t spgemm_spmm(spgemm_handle_t *handle, const void *x, void *y);\n\n#ifdef __cplusplus\n}",
+        "spgemm_status_t spgemm_made_up(spgemm_handle_t *handle, const void *x, void *y);\n\n#ifdef __cplusplus\n}",
     );
     let errors = compare(&header, &module);
     assert_eq!(
         errors,
-        vec!["spgemm_spmm: no Fortran interface".to_string()]
+        vec!["spgemm_made_up: no Fortran interface".to_string()]
     );
 }
 
