@@ -103,7 +103,8 @@ SOVERSION  := 0
 VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # System libraries the Rust runtime in libspgemm.a needs (rustc --print native-static-libs).
-NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+# hwloc (and libudev, which hwloc links) come from the topology layer.
+NATIVE_LIBS := -lhwloc -ludev -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 INSTALL    ?= install
 PY         ?= python3
 # Fortran compiler (make's built-in default, f77, is not one that reads Fortran 2008).
