@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use crate::alloc::try_filled;
 use crate::cpu::compress;
+use crate::cpu::dense;
 use crate::cpu::gustavson::{self, AccKind};
 use crate::cpu::partition::{balanced_chunks, flop_profile};
 use crate::csr::{AnyCsr, CsrRef, FromAny, PairOp, dispatch_pair};
@@ -83,37 +84,39 @@ pub struct Features {
     pub threads: usize,
 }
 
-/// Chooses the accumulator for each phase. An explicit choice is honoured for both.
-///
-/// Symbolic (bit sets, section 3.2): the dense bit map costs k/8 bytes per thread and a
-/// popcount per touched word; it wins while it stays in the private L2 cache. Beyond,
-/// KKLP (measured faster than KKMEM for bit-set keys on every test input).
-///
-/// Numeric: KKDENSE touches 4 + sizeof(value) bytes per column of C; the hash maps touch
-/// a table sized by the row. Measured on the benchmark inputs (k up to 500,000, 1 and 2
-/// threads), dense won on every one while all threads' arrays fit in the shared L3;
-/// beyond, KKMEM (the better hash map for numeric rows on most inputs).
-pub fn select(requested: Algorithm, f: &Features) -> Result<(Algorithm, Algorithm)> {
-    let dense_ok = f.k <= u32::MAX as usize;
+/// Symbolic phase (bit sets, section 3.2): the dense bit map costs k/8 bytes per thread
+/// and a popcount per touched word; it wins while it stays in the private L2 cache.
+/// Beyond, KKLP (measured faster than KKMEM for bit-set keys on every test input). An
+/// explicit choice is honoured (the dense bit map has no column limit: words are u32
+/// only in the compressed B, which is skipped when they would not fit).
+pub fn select_symbolic(requested: Algorithm, k: usize) -> Algorithm {
     match requested {
         Algorithm::Auto => {
-            let c = caches();
-            let bitmap = f.k.div_ceil(8);
-            let sym = if dense_ok && bitmap <= c.l2 {
+            if k.div_ceil(8) <= caches().l2 {
                 Algorithm::Dense
             } else {
                 Algorithm::LinearProbe
-            };
-            // Every worker holds its own dense arrays; they share the L3 cache.
-            let dense_bytes =
-                f.k.saturating_mul(4 + f.value_bytes)
-                    .saturating_mul(f.threads);
-            let num = if dense_ok && dense_bytes <= c.l3 {
+            }
+        }
+        alg => alg,
+    }
+}
+
+/// Numeric phase: the dense accumulator ([`crate::cpu::dense`]) touches a 4-byte slot
+/// per column of C; the hash maps touch a table sized by the row. Measured on the
+/// benchmark inputs (k up to 500,000, 1 and 2 threads), dense won on every one while all
+/// threads' slot arrays fit in the shared L3; beyond, KKMEM (the better hash map for
+/// numeric rows on most inputs). An explicit choice is honoured.
+pub fn select_numeric(requested: Algorithm, f: &Features) -> Result<Algorithm> {
+    let dense_ok = f.k <= u32::MAX as usize;
+    match requested {
+        Algorithm::Auto => {
+            let dense_bytes = f.k.saturating_mul(4).saturating_mul(f.threads);
+            Ok(if dense_ok && dense_bytes <= caches().l3 {
                 Algorithm::Dense
             } else {
                 Algorithm::LinkedList
-            };
-            Ok((sym, num))
+            })
         }
         Algorithm::Dense if !dense_ok => err(
             Status::NotSupported,
@@ -122,8 +125,73 @@ pub fn select(requested: Algorithm, f: &Features) -> Result<(Algorithm, Algorith
                 f.k
             ),
         ),
-        alg => Ok((alg, alg)),
+        alg => Ok(alg),
     }
+}
+
+/// Both phases' choices (see [`select_symbolic`] and [`select_numeric`]).
+pub fn select(requested: Algorithm, f: &Features) -> Result<(Algorithm, Algorithm)> {
+    Ok((
+        select_symbolic(requested, f.k),
+        select_numeric(requested, f)?,
+    ))
+}
+
+/// Symbolic phase with a hash accumulator: compressed row lengths of B and the flop
+/// profile in one pass over A, the paper's two-step compression decision on the exact
+/// compressed f_m, then the count. Returns the counts, whether B was compressed and the
+/// symbolic insertions.
+fn hash_symbolic<O: Idx, I: Idx, V: Scalar>(
+    h: &Handle,
+    alg: Algorithm,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+) -> Result<(dense::Counted, bool, u64)> {
+    let k = b.ncols();
+    let m = a.nrows();
+    let clens = compress::compressed_lengths(b)?;
+    let profile = flop_profile(a, b, clens.as_deref())?;
+    let flops = profile.total();
+    let compressed = match (&clens, profile.compressed) {
+        (Some(cl), Some(cf)) if (cf as f64) < (1.0 - compress::MIN_GAIN) * flops as f64 => {
+            Some(compress::compress(b, cl)?)
+        }
+        _ => None,
+    };
+    drop(clens);
+    let sym_inserts = profile
+        .compressed
+        .filter(|_| compressed.is_some())
+        .unwrap_or(flops);
+    let chunks = balanced_chunks(&profile.prefix, h.threads());
+    let mut row_ptr = try_filled(m + 1, 0usize, "row offsets of C")?;
+    gustavson::symbolic(
+        &h.workspace,
+        acc_kind(alg),
+        a,
+        b,
+        compressed.as_ref(),
+        &chunks,
+        &profile.prefix,
+        profile.max_row.min(k as u64) as usize,
+        &mut row_ptr[1..],
+    )?;
+    let max_row_nnz = row_ptr[1..].par_iter().copied().max().unwrap_or(0);
+    // The sum cannot overflow usize: each row count is at most its flops, and the flops
+    // were summed in u64 without overflow.
+    for i in 0..m {
+        row_ptr[i + 1] += row_ptr[i];
+    }
+    Ok((
+        dense::Counted {
+            row_ptr,
+            flop_prefix: profile.prefix,
+            max_row_flops: profile.max_row,
+            max_row_nnz,
+        },
+        compressed.is_some(),
+        sym_inserts,
+    ))
 }
 
 fn acc_kind(alg: Algorithm) -> AccKind {
@@ -194,6 +262,7 @@ impl PairOp for SymbolicOp<'_> {
             );
         }
         h.install(|| {
+            let m = a.nrows();
             let digests = if h.options.validate {
                 a.validate("A")?;
                 let da = a.structure_digest();
@@ -207,50 +276,46 @@ impl PairOp for SymbolicOp<'_> {
             } else {
                 None
             };
-            // Compressed row lengths of B, then flops and compressed flops in one pass.
-            let clens = compress::compressed_lengths(&b)?;
-            let profile = flop_profile(&a, &b, clens.as_deref())?;
-            let flops = profile.total();
-            let compressed = match (&clens, profile.compressed) {
-                (Some(cl), Some(cf)) if (cf as f64) < (1.0 - compress::MIN_GAIN) * flops as f64 => {
-                    Some(compress::compress(&b, cl)?)
-                }
-                _ => None,
+            let threads = h.threads();
+            let symbolic_alg = select_symbolic(h.options.algorithm, k);
+            let value_bytes = std::mem::size_of::<V>();
+            let (counted, compressed, sym_inserts) = if symbolic_alg == Algorithm::Dense {
+                // Flops and row sizes in one pass; compression decided from a sample.
+                let est = compress::estimate(&a, &b);
+                let cb = match est {
+                    Some(e) if e.pays(b.nnz()) => match compress::compressed_lengths(&b)? {
+                        Some(cl) => Some(compress::compress(&b, &cl)?),
+                        None => None,
+                    },
+                    _ => None,
+                };
+                let counted = dense::symbolic(&h.workspace, &a, &b, cb.as_ref(), threads)?;
+                let inserts = match (&cb, est) {
+                    (Some(_), Some(e)) => e.compressed as u64,
+                    _ => counted.flop_prefix[m],
+                };
+                (counted, cb.is_some(), inserts)
+            } else {
+                hash_symbolic(h, symbolic_alg, &a, &b)?
             };
-            drop(clens);
+            let flops = counted.flop_prefix[m];
             let features = Features {
                 k,
-                m: a.nrows(),
+                m,
                 flops,
-                max_row_flops: profile.max_row,
-                sym_inserts: profile
-                    .compressed
-                    .filter(|_| compressed.is_some())
-                    .unwrap_or(flops),
-                value_bytes: std::mem::size_of::<V>(),
-                threads: h.threads(),
+                max_row_flops: counted.max_row_flops,
+                sym_inserts,
+                value_bytes,
+                threads,
             };
-            let (symbolic_alg, numeric_alg) = select(h.options.algorithm, &features)?;
-            let chunks = balanced_chunks(&profile.prefix, h.threads());
-            let m = a.nrows();
-            let mut row_ptr = try_filled(m + 1, 0usize, "row offsets of C")?;
-            gustavson::symbolic(
-                &h.workspace,
-                acc_kind(symbolic_alg),
-                &a,
-                &b,
-                compressed.as_ref(),
-                &chunks,
-                &profile.prefix,
-                profile.max_row.min(k as u64) as usize,
-                &mut row_ptr[1..],
-            )?;
-            let max_row_nnz = row_ptr[1..].par_iter().copied().max().unwrap_or(0);
-            // The sum cannot overflow usize: each row count is at most its flops, and the
-            // flops were summed in u64 without overflow.
-            for i in 0..m {
-                row_ptr[i + 1] += row_ptr[i];
-            }
+            let numeric_alg = select_numeric(h.options.algorithm, &features)?;
+            let chunks = balanced_chunks(&counted.flop_prefix, threads);
+            let dense::Counted {
+                row_ptr,
+                max_row_flops,
+                max_row_nnz,
+                ..
+            } = counted;
             let nnz = row_ptr[m];
             let limit = self.format.offsets.max_usize() - self.format.base;
             if nnz > limit {
@@ -277,14 +342,14 @@ impl PairOp for SymbolicOp<'_> {
                 format: self.format,
                 row_ptr,
                 chunks,
-                flops: profile.total(),
-                max_row_flops: profile.max_row,
+                flops,
+                max_row_flops,
                 max_row_nnz,
                 symbolic_alg,
                 numeric_alg,
                 sorted: h.options.sorted_output,
                 gpu: None,
-                compressed: compressed.is_some(),
+                compressed,
                 reuse: Default::default(),
             })
         })
@@ -496,14 +561,24 @@ impl PairOp for NumericOp<'_, '_> {
                 format!("C: {} column slots for {nnz} entries", self.cols.len()),
             );
         }
-        let vals: Option<&mut [V]> = match self.vals {
+        let mut vals: Option<&mut [V]> = match self.vals {
             None => None,
             Some(v) => Some(value_slice::<V>(v, nnz)?),
         };
+        let mut cols = self.cols;
+        // C is usually freshly allocated by the caller: huge pages make its first touch
+        // cheap (see `advise_huge`).
+        match &mut cols {
+            IndexSliceMut::I32(c) => crate::alloc::advise_huge_slice(c),
+            IndexSliceMut::I64(c) => crate::alloc::advise_huge_slice(c),
+        }
+        if let Some(v) = vals.as_deref_mut() {
+            crate::alloc::advise_huge_slice(v);
+        }
         h.install(|| {
             check_against_plan(h, plan, &a, &b)?;
             if let Some(g) = plan.gpu.as_deref() {
-                return crate::cuda::gpu_numeric(h, plan, g, &a, &b, self.cols, vals);
+                return crate::cuda::gpu_numeric(h, plan, g, &a, &b, cols, vals);
             }
             // Reuse (see `ReuseCache`): only while every call checks the structure.
             let mut cache = plan.reuse.lock();
@@ -516,7 +591,7 @@ impl PairOp for NumericOp<'_, '_> {
                 cache.known_cols = None;
             }
             if let Some(known) = cache.known_cols.as_deref() {
-                return match self.cols {
+                return match cols {
                     IndexSliceMut::I32(c) => gustavson::replay(
                         &h.workspace,
                         &a,
@@ -572,7 +647,7 @@ impl PairOp for NumericOp<'_, '_> {
                     Ok(())
                 }};
             }
-            match self.cols {
+            match cols {
                 IndexSliceMut::I32(c) => run!(c),
                 IndexSliceMut::I64(c) => run!(c),
             }

@@ -6,12 +6,12 @@
 //! count. The two-level hash maps only spill into their second level once the first is
 //! full, so "all of level 1, then all of level 2" is still first-touch order.
 //!
-//! - [`DenseAcc`] (KKDENSE): a value and a marker per column of C, O(k) per thread.
+//! KKDENSE lives in [`crate::cpu::dense`] (its row loop is specialised).
 //! - [`LinkedAcc`] (KKMEM): two-level linked-list hash map (Begins/Nexts/Ids/Values).
 //! - [`ProbeAcc`] (KKLP): two-level linear probing, each level at most half full.
 
 use crate::alloc::{try_grow, try_reserve};
-use crate::cpu::sort::{sort_keys, sort_pairs};
+use crate::cpu::sort::sort_pairs;
 use crate::error::Result;
 use crate::types::{Idx, Scalar};
 
@@ -60,174 +60,6 @@ fn emit_pairs_sorted<J: Idx, V: Scalar>(
         None => {
             for (dc, &(c, _)) in cols.iter_mut().zip(pairs.iter()) {
                 *dc = to_j(c, base);
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// KKDENSE
-
-/// Dense accumulator (KKDENSE): a value and a marker per column of C.
-/// O(k) memory per thread; no hashing, no collisions.
-pub struct DenseAcc<V> {
-    marker: Vec<u32>,
-    stamp: u32,
-    vals: Vec<V>,
-    touched: Vec<u32>,
-    /// For sorted output: one bit per column of the row, so a row that is dense enough in
-    /// its column range [lo, hi] is emitted in order by walking the set bits of the range
-    /// (span/64 words plus one step per entry) instead of sorting.
-    bits: Vec<u64>,
-    track_bits: bool,
-    lo: u32,
-    hi: u32,
-}
-
-impl<V: Scalar> Default for DenseAcc<V> {
-    fn default() -> Self {
-        DenseAcc {
-            marker: Vec::new(),
-            stamp: 0,
-            vals: Vec::new(),
-            touched: Vec::new(),
-            bits: Vec::new(),
-            track_bits: false,
-            lo: u32::MAX,
-            hi: 0,
-        }
-    }
-}
-
-impl<V: Scalar> DenseAcc<V> {
-    /// Sizes the buffers for `k` columns and rows of up to `max_row` distinct columns.
-    /// Requires `k <= u32::MAX` (checked by the selector).
-    pub fn prepare(
-        &mut self,
-        k: usize,
-        max_row: usize,
-        with_values: bool,
-        sorted: bool,
-    ) -> Result<()> {
-        try_grow(&mut self.marker, k, 0, "dense accumulator markers")?;
-        if sorted {
-            try_grow(
-                &mut self.bits,
-                k.div_ceil(64),
-                0,
-                "dense accumulator bit map",
-            )?;
-        }
-        self.track_bits = sorted;
-        if with_values {
-            try_grow(&mut self.vals, k, V::ZERO, "dense accumulator values")?;
-        }
-        let want = max_row.min(k);
-        if self.touched.capacity() < want {
-            self.touched.clear();
-            try_reserve(&mut self.touched, want, "dense accumulator row list")?;
-        }
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn touch(&mut self, c: usize) -> bool {
-        let m = &mut self.marker[c];
-        if *m != self.stamp {
-            *m = self.stamp;
-            let c32 = c as u32;
-            self.touched.push(c32);
-            if self.track_bits {
-                self.bits[c / 64] |= 1u64 << (c % 64);
-                self.lo = self.lo.min(c32);
-                self.hi = self.hi.max(c32);
-            }
-            true
-        } else {
-            false
-        }
-    }
-}
-
-impl<V: Scalar> Accumulator<V> for DenseAcc<V> {
-    #[inline]
-    fn begin_row(&mut self, _bound: usize) {
-        self.touched.clear();
-        self.lo = u32::MAX;
-        self.hi = 0;
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            // After 2^32 rows the stamps wrap: forget every old mark once.
-            self.marker.fill(0);
-            self.stamp = 1;
-        }
-    }
-
-    #[inline(always)]
-    fn insert_pattern(&mut self, c: usize) {
-        self.touch(c);
-    }
-
-    #[inline(always)]
-    fn insert(&mut self, c: usize, v: V) {
-        if self.touch(c) {
-            self.vals[c] = v;
-        } else {
-            self.vals[c] += v;
-        }
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        self.touched.len()
-    }
-
-    #[inline]
-    fn emit<J: Idx>(
-        &mut self,
-        sorted: bool,
-        base: usize,
-        cols: &mut [J],
-        mut vals: Option<&mut [V]>,
-    ) {
-        let n = self.touched.len();
-        if sorted && self.track_bits && n > 16 {
-            let (w0, w1) = (self.lo as usize / 64, self.hi as usize / 64);
-            // Walking the words costs about one step per 64 columns of the range, a sort
-            // about n log2 n: walk while the range is within 64 n log2 n columns.
-            let log2n = (usize::BITS - n.leading_zeros()) as usize;
-            if w1 - w0 < n * log2n {
-                let mut j = 0;
-                for w in w0..=w1 {
-                    let mut word = std::mem::take(&mut self.bits[w]);
-                    while word != 0 {
-                        let c = w * 64 + word.trailing_zeros() as usize;
-                        word &= word - 1;
-                        cols[j] = to_j(c, base);
-                        if let Some(vals) = vals.as_deref_mut() {
-                            vals[j] = self.vals[c];
-                        }
-                        j += 1;
-                    }
-                }
-                debug_assert_eq!(j, n);
-                return;
-            }
-        }
-        if self.track_bits {
-            for &c in &self.touched {
-                self.bits[c as usize / 64] = 0;
-            }
-        }
-        if sorted {
-            sort_keys(&mut self.touched);
-        }
-        for (dst, &c) in cols.iter_mut().zip(&self.touched) {
-            *dst = to_j(c as usize, base);
-        }
-        if let Some(vals) = vals {
-            for (dst, &c) in vals.iter_mut().zip(&self.touched) {
-                *dst = self.vals[c as usize];
             }
         }
     }
@@ -702,8 +534,6 @@ mod tests {
             let stream: Vec<(usize, f64)> = (0..3 * distinct)
                 .map(|t| (((t * 7919) % distinct.max(1)) * 13 % k, t as f64 * 0.5))
                 .collect();
-            let mut d = DenseAcc::<f64>::default();
-            d.prepare(k, 3000, true, true).unwrap();
             let mut l = LinkedAcc::<f64>::default();
             l.prepare(3000).unwrap();
             let mut p = ProbeAcc::<f64>::default();
@@ -711,10 +541,8 @@ mod tests {
             for sorted in [false, true] {
                 // Twice, so the second row runs on reused (reset) state.
                 for _ in 0..2 {
-                    let r1 = row(&mut d, &stream, sorted);
-                    let r2 = row(&mut l, &stream, sorted);
+                    let r1 = row(&mut l, &stream, sorted);
                     let r3 = row(&mut p, &stream, sorted);
-                    assert_eq!(r1, r2);
                     assert_eq!(r1, r3);
                     let mut want: Vec<i64> = stream.iter().map(|&(c, _)| c as i64).collect();
                     want.sort_unstable();

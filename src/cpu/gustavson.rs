@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use crate::cpu::accum::Accumulator;
 use crate::cpu::compress::CompressedRows;
+use crate::cpu::dense;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
@@ -95,8 +96,10 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 let rows = w[0]..w[1];
                 match kind {
                     AccKind::Dense => {
-                        ws.sym_dense.prepare(k, max_keys)?;
-                        count_rows(&mut ws.sym_dense, a, b, cb, rows, flop_prefix, out);
+                        return err(
+                            Status::Internal,
+                            "the dense symbolic phase runs through dense::count_rows",
+                        );
                     }
                     AccKind::Linked => {
                         ws.sym_linked.prepare(max_keys)?;
@@ -203,7 +206,6 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
     vals: Option<&mut [V]>,
 ) -> Result<()> {
     let k = b.ncols();
-    let with_values = vals.is_some();
     let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
     col_pieces
         .into_par_iter()
@@ -214,9 +216,9 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
                 let rows = w[0]..w[1];
                 match kind {
                     AccKind::Dense => {
-                        let acc = ws.dense::<V>();
-                        acc.prepare(k, max_row_nnz, with_values, sorted)?;
-                        fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+                        let acc = ws.dense_rows::<V>();
+                        acc.prepare_numeric(k, max_row_nnz)?;
+                        dense::fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
                     }
                     AccKind::Linked => {
                         let acc = ws.linked::<V>();

@@ -4,6 +4,7 @@
 
 pub mod accum;
 pub mod compress;
+pub mod dense;
 pub mod gustavson;
 pub mod partition;
 pub mod sort;

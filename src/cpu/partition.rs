@@ -72,13 +72,17 @@ pub fn flop_profile<O: Idx, I: Idx, V: Scalar>(
 /// Splits rows into contiguous chunks of about equal flops (plus a per-row cost, so long
 /// runs of empty rows are split too). Returns chunk boundaries `[0, r1, ..., m]`.
 pub fn balanced_chunks(prefix: &[u64], threads: usize) -> Vec<usize> {
-    let m = prefix.len() - 1;
+    balanced_chunks_by(prefix.len() - 1, threads, |i| prefix[i] + i as u64)
+}
+
+/// Splits rows `0..m` into contiguous chunks of about equal work, where `cost(i)` is the
+/// (non-decreasing) work of rows `0..i`. Returns chunk boundaries `[0, r1, ..., m]`.
+pub fn balanced_chunks_by(m: usize, threads: usize, cost: impl Fn(usize) -> u64) -> Vec<usize> {
     if m == 0 {
         return vec![0, 0];
     }
     // Several chunks per thread so a slow chunk does not leave the others idle.
     let parts = (threads * 8).clamp(1, m);
-    let cost = |i: usize| prefix[i] + i as u64;
     let total = cost(m);
     let mut bounds = Vec::with_capacity(parts + 1);
     bounds.push(0);

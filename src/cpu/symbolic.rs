@@ -6,7 +6,6 @@
 //! one pair stands for several columns of a row of B; without it each column is its own
 //! pair, which still merges neighbouring columns of C into one key.
 
-use crate::alloc::{try_grow, try_reserve};
 use crate::cpu::accum::{TwoLevelChains, TwoLevelProbing};
 use crate::error::Result;
 
@@ -21,52 +20,6 @@ pub trait SymbolicAcc {
     fn insert(&mut self, w: usize, bits: u64);
     /// Distinct columns of the row (popcount of the union).
     fn count(&mut self) -> usize;
-}
-
-/// Dense bit map over all k columns (KKDENSE symbolic): k/8 bytes per thread, so a
-/// 262,144-column C needs 32 KiB, which stays in the L1 cache.
-#[derive(Default)]
-pub struct DenseBits {
-    words: Vec<u64>,
-    touched: Vec<u32>,
-}
-
-impl DenseBits {
-    pub fn prepare(&mut self, k: usize, max_row: usize) -> Result<()> {
-        let nw = k.div_ceil(WORD_BITS);
-        try_grow(&mut self.words, nw, 0, "dense symbolic bit map")?;
-        let want = max_row.min(nw);
-        if self.touched.capacity() < want {
-            try_reserve(&mut self.touched, want, "dense symbolic word list")?;
-        }
-        Ok(())
-    }
-}
-
-impl SymbolicAcc for DenseBits {
-    #[inline]
-    fn begin_row(&mut self, _bound: usize) {}
-
-    #[inline(always)]
-    fn insert(&mut self, w: usize, bits: u64) {
-        let slot = &mut self.words[w];
-        if *slot == 0 {
-            self.touched.push(w as u32);
-        }
-        *slot |= bits;
-    }
-
-    #[inline]
-    fn count(&mut self) -> usize {
-        let mut n = 0;
-        for &w in &self.touched {
-            let slot = &mut self.words[w as usize];
-            n += slot.count_ones() as usize;
-            *slot = 0;
-        }
-        self.touched.clear();
-        n
-    }
 }
 
 /// KKMEM symbolic: the two-level linked-list map with bit sets as payload.

@@ -5,15 +5,16 @@
 
 use std::any::Any;
 
-use crate::cpu::accum::{DenseAcc, LinkedAcc, ProbeAcc};
-use crate::cpu::symbolic::{DenseBits, LinkedBits, ProbeBits};
+use crate::cpu::accum::{LinkedAcc, ProbeAcc};
+use crate::cpu::dense::DenseRows;
+use crate::cpu::symbolic::{LinkedBits, ProbeBits};
 use crate::pool::{Pool, PoolMode};
 use crate::types::Scalar;
 
 /// Numeric accumulators for one value type.
 #[derive(Default)]
 struct Numeric<V: Scalar> {
-    dense: DenseAcc<V>,
+    dense_rows: DenseRows<V>,
     linked: LinkedAcc<V>,
     probe: ProbeAcc<V>,
     /// Dense values of the replay kernel (all -0.0 between rows).
@@ -23,7 +24,6 @@ struct Numeric<V: Scalar> {
 /// Accumulators of one worker: symbolic (bit sets) and numeric, for both value types.
 #[derive(Default)]
 pub struct Workspace {
-    pub sym_dense: DenseBits,
     pub sym_linked: LinkedBits,
     pub sym_probe: ProbeBits,
     num64: Numeric<f64>,
@@ -40,8 +40,8 @@ impl Workspace {
         n32.downcast_mut().expect("value types are f32 and f64")
     }
 
-    pub fn dense<V: Scalar>(&mut self) -> &mut DenseAcc<V> {
-        &mut self.numeric::<V>().dense
+    pub fn dense_rows<V: Scalar>(&mut self) -> &mut DenseRows<V> {
+        &mut self.numeric::<V>().dense_rows
     }
     pub fn linked<V: Scalar>(&mut self) -> &mut LinkedAcc<V> {
         &mut self.numeric::<V>().linked

@@ -1,0 +1,513 @@
+//! KKDENSE kernels written for this CPU: the dense accumulator of the KokkosKernels paper
+//! (a slot per column of C, O(k) memory per thread), with the row loop specialised instead
+//! of going through the generic [`crate::cpu::accum::Accumulator`] interface.
+//!
+//! Symbolic ([`count_rows`]): one pass over the rows of A that both counts the
+//! multiplications of each row and unions its columns in a dense bit map (k/8 bytes per
+//! thread), so no separate flop-count pass over A is needed before the count.
+//!
+//! Numeric ([`fill_rows`]): `pos[c]` holds the slot of column c in the current row (or
+//! `EMPTY`); values are summed in a small row buffer that stays in the L1 cache and is
+//! copied out once per row. First-touch order and the order of the additions are those
+//! of the other accumulators, so the output is bitwise identical to theirs and
+//! independent of the thread count. Memory per thread: 4 bytes per column of C (the
+//! paper's KKDENSE keeps a value and a marker per column: 12 bytes with f64, three times
+//! the cache footprint). A branch-free insert (select instead of "new or old") was
+//! measured slower on every benchmark input, also where half the insertions are new.
+
+use rayon::prelude::*;
+
+use crate::alloc::{try_filled, try_grow, try_reserve};
+use crate::cpu::compress::CompressedRows;
+use crate::cpu::gustavson::split_at_bounds;
+use crate::cpu::partition::balanced_chunks_by;
+use crate::cpu::sort::sort_keys;
+use crate::cpu::symbolic::WORD_BITS;
+use crate::cpu::workspace::WorkspacePool;
+use crate::csr::CsrRef;
+use crate::error::{Result, Status, err};
+use crate::types::{Idx, Scalar};
+
+/// `pos` value of a column that is not in the current row.
+const EMPTY: u32 = u32::MAX;
+
+/// Per-thread state of the dense kernels (one per worker in the ONE2ONE pool).
+pub struct DenseRows<V> {
+    /// Numeric: slot of each column in the current row; `EMPTY` between rows.
+    pos: Vec<u32>,
+    /// Numeric: columns of the current row in first-touch order (`cap` slots).
+    row_cols: Vec<u32>,
+    /// Numeric: the sums of the current row, by slot.
+    row_vals: Vec<V>,
+    /// Symbolic: `mark[c] == stamp` when column c is in the current row.
+    mark: Vec<u32>,
+    stamp: u32,
+    /// Symbolic with compressed B: one bit per column of C; all zero between rows.
+    bits: Vec<u64>,
+    /// Symbolic: the words of `bits` the current row touched.
+    touched: Vec<u32>,
+}
+
+impl<V: Scalar> Default for DenseRows<V> {
+    fn default() -> Self {
+        DenseRows {
+            pos: Vec::new(),
+            row_cols: Vec::new(),
+            row_vals: Vec::new(),
+            mark: Vec::new(),
+            stamp: 0,
+            bits: Vec::new(),
+            touched: Vec::new(),
+        }
+    }
+}
+
+impl<V: Scalar> DenseRows<V> {
+    /// Sizes the symbolic arrays for `k` columns: the bit map (k/8 bytes) for a
+    /// compressed B, the marks (4k bytes) otherwise.
+    pub fn prepare_symbolic(&mut self, k: usize, compressed: bool) -> Result<()> {
+        if !compressed {
+            // One more slot than columns: `count_rows` indexes by 0- or 1-based column.
+            return try_grow(&mut self.mark, k + 1, 0, "dense symbolic marks");
+        }
+        let nw = k.div_ceil(WORD_BITS);
+        try_grow(&mut self.bits, nw, 0, "dense symbolic bit map")?;
+        if self.touched.capacity() < nw.min(1 << 16) {
+            try_reserve(
+                &mut self.touched,
+                nw.min(1 << 16),
+                "dense symbolic word list",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Sizes the numeric arrays for `k` columns (k <= u32::MAX, checked by the selector)
+    /// and rows of up to `max_row` entries.
+    pub fn prepare_numeric(&mut self, k: usize, max_row: usize) -> Result<()> {
+        try_grow(&mut self.pos, k, EMPTY, "dense accumulator slots")?;
+        // One spare slot: the branch-free insert writes the next free slot
+        // unconditionally.
+        let cap = max_row.min(k) + 1;
+        try_grow(&mut self.row_cols, cap, 0, "dense accumulator row columns")?;
+        try_grow(
+            &mut self.row_vals,
+            cap,
+            V::ZERO,
+            "dense accumulator row values",
+        )?;
+        Ok(())
+    }
+}
+
+/// Symbolic kernel for the rows `rows`: `nnz[i - rows.start]` = distinct columns of row i
+/// of C and `flops[i - rows.start]` = its multiplications.
+///
+/// Uncompressed B: a mark per column, set to the row's stamp; counting "mark differs" is
+/// branch-free and consecutive insertions are independent. (A bit map has a
+/// read-modify-write chain through one word for neighbouring columns, which stencil
+/// rows are made of: measured 2.3x slower on `lap3d_7pt_64`.)
+/// Compressed B (`cb`: (word, bits) pairs): union by OR into a bit map, counted by
+/// popcount; the flops still count B's entries.
+pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    cb: Option<&CompressedRows>,
+    rows: std::ops::Range<usize>,
+    nnz: &mut [usize],
+    flops: &mut [u64],
+) {
+    let r0 = rows.start;
+    let b_cols = b.col_indices();
+    let Some(cb) = cb else {
+        let mark = &mut ws.mark[..];
+        let mut stamp = ws.stamp;
+        for i in rows {
+            stamp = stamp.wrapping_add(1);
+            if stamp == 0 {
+                // After 2^32 - 1 rows the stamps wrap: forget every old mark once.
+                mark.fill(0);
+                stamp = 1;
+            }
+            let mut f = 0usize;
+            let mut n = 0usize;
+            for p in a.row_range(i) {
+                let j = a.col(p);
+                let (s, e) = (b.row_start(j), b.row_start(j + 1));
+                f += e.wrapping_sub(s);
+                // `mark` is indexed by B's raw column index (it has k + base slots), which
+                // saves the base subtraction in the innermost loop.
+                for &c in &b_cols[s..e] {
+                    let m = &mut mark[c.to_usize()];
+                    n += (*m != stamp) as usize;
+                    *m = stamp;
+                }
+            }
+            nnz[i - r0] = n;
+            flops[i - r0] = f as u64;
+        }
+        ws.stamp = stamp;
+        return;
+    };
+    let bits = &mut ws.bits[..];
+    let touched = &mut ws.touched;
+    for i in rows {
+        let mut f = 0u64;
+        touched.clear();
+        for p in a.row_range(i) {
+            let j = a.col(p);
+            f += b.row_len(j) as u64;
+            let r = cb.row(j);
+            for (&w, &m) in cb.words[r.clone()].iter().zip(&cb.bits[r]) {
+                let slot = &mut bits[w as usize];
+                if *slot == 0 {
+                    touched.push(w);
+                }
+                *slot |= m;
+            }
+        }
+        let mut n = 0usize;
+        for &w in touched.iter() {
+            let slot = &mut bits[w as usize];
+            n += slot.count_ones() as usize;
+            *slot = 0;
+        }
+        nnz[i - r0] = n;
+        flops[i - r0] = f;
+    }
+}
+
+/// Numeric kernel for the rows `rows`; `cols`/`vals` hold exactly those rows' entries
+/// (`row_ptr[rows.start]` is their first). Values are computed when `vals` is given and A
+/// and B carry values. A row whose entry count differs from the plan's is reported as a
+/// plan mismatch (structure changed since the symbolic phase), never written past.
+#[allow(clippy::too_many_arguments)]
+pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    sorted: bool,
+    c_base: usize,
+    cols: &mut [J],
+    mut vals: Option<&mut [V]>,
+) -> Result<()> {
+    let off0 = row_ptr[rows.start];
+    let values = match (a.values(), b.values(), vals.is_some()) {
+        (Some(av), Some(bv), true) => Some((av, bv)),
+        _ => None,
+    };
+    let cap = ws.row_cols.len();
+    debug_assert!(cap >= 1 && ws.row_vals.len() == cap);
+    let last = cap - 1;
+    let b_base = b.base();
+    let b_cols = b.col_indices();
+    for i in rows {
+        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+        let pos = &mut ws.pos[..];
+        let row_cols = &mut ws.row_cols[..];
+        let row_vals = &mut ws.row_vals[..];
+        // t counts the distinct columns; tw = min(t, last) is where the next new column
+        // goes, so a row longer than the plan's bound (changed structure, validation off)
+        // overwrites the spare slot instead of running off the buffer.
+        let mut t = 0usize;
+        let mut tw = 0usize;
+        match values {
+            Some((av, bv)) => {
+                for p in a.row_range(i) {
+                    let aij = av[p];
+                    let j = a.col(p);
+                    let (s, e) = (b.row_start(j), b.row_start(j + 1));
+                    for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+                        let c = c.to_usize().wrapping_sub(b_base);
+                        let v = aij * bq;
+                        let old = pos[c];
+                        if old == EMPTY {
+                            row_cols[tw] = c as u32;
+                            row_vals[tw] = v;
+                            pos[c] = tw as u32;
+                            t += 1;
+                            tw = t.min(last);
+                        } else {
+                            row_vals[old as usize] += v;
+                        }
+                    }
+                }
+            }
+            None => {
+                for p in a.row_range(i) {
+                    let j = a.col(p);
+                    let (s, e) = (b.row_start(j), b.row_start(j + 1));
+                    for &c in &b_cols[s..e] {
+                        let c = c.to_usize().wrapping_sub(b_base);
+                        if pos[c] == EMPTY {
+                            row_cols[tw] = c as u32;
+                            pos[c] = tw as u32;
+                            t += 1;
+                            tw = t.min(last);
+                        }
+                    }
+                }
+            }
+        }
+        let n = e - s;
+        if t != n {
+            // Forget the row (every slot of `pos` this call may have set) and report.
+            ws.pos.fill(EMPTY);
+            return err(
+                Status::PlanMismatch,
+                format!(
+                    "row {i} of C has {t} entries but the plan has {n}: the structure of A or B changed since the symbolic phase"
+                ),
+            );
+        }
+        emit_row(
+            pos,
+            &mut row_cols[..n],
+            row_vals,
+            sorted,
+            c_base,
+            &mut cols[s..e],
+            values.and(vals.as_deref_mut().map(|v| &mut v[s..e])),
+        );
+    }
+    Ok(())
+}
+
+/// Writes one finished row (`row_cols` in first-touch order, sums in `row_vals` by slot)
+/// and returns `pos` to all-`EMPTY` for the row's columns.
+#[inline]
+fn emit_row<V: Scalar, J: Idx>(
+    pos: &mut [u32],
+    row_cols: &mut [u32],
+    row_vals: &[V],
+    sorted: bool,
+    c_base: usize,
+    cols: &mut [J],
+    vals: Option<&mut [V]>,
+) {
+    let to_j =
+        |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+    if sorted {
+        // Rows are short; slot numbers survive the sort through `pos`.
+        sort_keys(row_cols);
+        match vals {
+            Some(vals) => {
+                for ((dc, dv), &c) in cols.iter_mut().zip(vals.iter_mut()).zip(row_cols.iter()) {
+                    let p = &mut pos[c as usize];
+                    *dv = row_vals[*p as usize];
+                    *p = EMPTY;
+                    *dc = to_j(c);
+                }
+            }
+            None => {
+                for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
+                    pos[c as usize] = EMPTY;
+                    *dc = to_j(c);
+                }
+            }
+        }
+    } else {
+        // First-touch order: slot t holds column row_cols[t].
+        for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
+            pos[c as usize] = EMPTY;
+            *dc = to_j(c);
+        }
+        if let Some(vals) = vals {
+            vals.copy_from_slice(&row_vals[..vals.len()]);
+        }
+    }
+}
+
+/// What the dense symbolic phase produces.
+pub struct Counted {
+    /// C's row offsets (0-based, length m + 1).
+    pub row_ptr: Vec<usize>,
+    /// `flop_prefix[i]` = multiplications in rows `0..i` (length m + 1).
+    pub flop_prefix: Vec<u64>,
+    pub max_row_flops: u64,
+    pub max_row_nnz: usize,
+}
+
+/// Dense symbolic phase over all rows of A on the current rayon pool: row sizes of C and
+/// flops in one pass. Rows are split by A's nonzeros (the flops are not known yet);
+/// several chunks per worker even out the rest.
+pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
+    pool: &WorkspacePool,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    cb: Option<&CompressedRows>,
+    threads: usize,
+) -> Result<Counted> {
+    let m = a.nrows();
+    let k = b.ncols();
+    let mut row_ptr = try_filled(m + 1, 0usize, "row offsets of C")?;
+    let mut flop_prefix = try_filled(m + 1, 0u64, "flop counts")?;
+    let a0 = a.row_start(0);
+    let chunks = balanced_chunks_by(m, threads, |i| (a.row_start(i).wrapping_sub(a0) + i) as u64);
+    let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
+    let flop_pieces = split_at_bounds(&mut flop_prefix[1..], &chunks);
+    nnz_pieces
+        .into_par_iter()
+        .zip(flop_pieces)
+        .zip(chunks.par_windows(2))
+        .try_for_each(|((np, fp), w)| {
+            pool.with(|ws| {
+                let acc = ws.dense_rows::<V>();
+                acc.prepare_symbolic(k, cb.is_some())?;
+                count_rows(acc, a, b, cb, w[0]..w[1], np, fp);
+                Ok(())
+            })
+        })?;
+    let max_row_nnz = row_ptr[1..].par_iter().copied().max().unwrap_or(0);
+    let max_row_flops = flop_prefix[1..].par_iter().copied().max().unwrap_or(0);
+    // A row's count is at most its flops, so row_ptr cannot overflow before the flops
+    // do; the flops are summed with a check (2^64 multiplications is far beyond any
+    // input that fits in memory, but a wrap would be silently wrong).
+    for i in 0..m {
+        row_ptr[i + 1] += row_ptr[i];
+        flop_prefix[i + 1] = flop_prefix[i + 1]
+            .checked_add(flop_prefix[i])
+            .ok_or_else(|| {
+                crate::error::Error::new(
+                    Status::IndexOverflow,
+                    "the number of multiplications of A*B exceeds 2^64",
+                )
+            })?;
+    }
+    Ok(Counted {
+        row_ptr,
+        flop_prefix,
+        max_row_flops,
+        max_row_nnz,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::compress;
+
+    /// A banded n x n pattern with `w` entries per row starting at column i (wrapped),
+    /// values 1 + (i + c) % 7; columns shifted by `base`.
+    fn banded(n: usize, w: usize, base: usize) -> (Vec<i32>, Vec<i32>, Vec<f64>) {
+        let mut offs = vec![base as i32];
+        let (mut cols, mut vals) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            for d in 0..w {
+                let c = (i + 3 * d) % n;
+                cols.push((c + base) as i32);
+                vals.push(1.0 + ((i + c) % 7) as f64);
+            }
+            offs.push((cols.len() + base) as i32);
+        }
+        (offs, cols, vals)
+    }
+
+    fn counts(
+        a: &CsrRef<'_, i32, i32, f64>,
+        cb: Option<&CompressedRows>,
+    ) -> (Vec<usize>, Vec<u64>) {
+        let mut ws = DenseRows::<f64>::default();
+        ws.prepare_symbolic(a.ncols(), cb.is_some()).unwrap();
+        let m = a.nrows();
+        let (mut nnz, mut flops) = (vec![0; m], vec![0; m]);
+        // Twice over the same workspace: the second pass runs on reset state.
+        for _ in 0..2 {
+            count_rows(&mut ws, a, a, cb, 0..m, &mut nnz, &mut flops);
+        }
+        (nnz, flops)
+    }
+
+    #[test]
+    fn compressed_and_plain_counts_agree() {
+        for base in [0, 1] {
+            let n = 300;
+            let (offs, cols, vals) = banded(n, 40, base);
+            let a = CsrRef::new(n, n, base, &offs, &cols, Some(&vals)).unwrap();
+            let cl = compress::compressed_lengths(&a).unwrap().unwrap();
+            let cb = compress::compress(&a, &cl).unwrap();
+            let plain = counts(&a, None);
+            assert_eq!(counts(&a, Some(&cb)), plain);
+            // Reference: distinct columns per row by sorting.
+            for i in 0..n {
+                let mut cs: Vec<usize> = a
+                    .row_range(i)
+                    .flat_map(|p| a.row_range(a.col(p)).map(|q| a.col(q)))
+                    .collect();
+                assert_eq!(plain.1[i], cs.len() as u64);
+                cs.sort_unstable();
+                cs.dedup();
+                assert_eq!(plain.0[i], cs.len());
+            }
+            // Stride-3 bands of 40 entries: 64-column words hold ~21 of them.
+            let est = compress::estimate(&a, &a).unwrap();
+            assert!(est.compressed < 0.2 * est.flops, "{est:?}");
+            assert!(est.pays(a.nnz()));
+        }
+    }
+
+    #[test]
+    fn changed_structure_is_reported_and_state_stays_clean() {
+        let n = 50;
+        let (offs, cols, vals) = banded(n, 5, 0);
+        let a = CsrRef::new(n, n, 0, &offs, &cols, Some(&vals)).unwrap();
+        let (nnz, _) = counts(&a, None);
+        let mut row_ptr = vec![0usize; n + 1];
+        for i in 0..n {
+            row_ptr[i + 1] = row_ptr[i] + nnz[i];
+        }
+        let total = row_ptr[n];
+        let mut ws = DenseRows::<f64>::default();
+        let max_row = *nnz.iter().max().unwrap();
+        let run = |ws: &mut DenseRows<f64>, rp: &[usize], sorted: bool| {
+            let mut c = vec![0i32; rp[n]];
+            let mut v = vec![0f64; rp[n]];
+            fill_rows(ws, &a, &a, 0..n, rp, sorted, 0, &mut c, Some(&mut v)).map(|()| (c, v))
+        };
+        // A plan that claims one entry fewer in row 7 (and a too small bound), then one more.
+        ws.prepare_numeric(n, max_row - 1).unwrap();
+        let mut short = row_ptr.clone();
+        short[8..].iter_mut().for_each(|r| *r -= 1);
+        let e = run(&mut ws, &short, false).unwrap_err();
+        assert_eq!(e.status, Status::PlanMismatch);
+        ws.prepare_numeric(n, max_row + 1).unwrap();
+        let mut long = row_ptr.clone();
+        long[8..].iter_mut().for_each(|r| *r += 1);
+        assert_eq!(
+            run(&mut ws, &long, true).unwrap_err().status,
+            Status::PlanMismatch
+        );
+        // The same workspace then gives the right product, sorted and unsorted.
+        let (c1, v1) = run(&mut ws, &row_ptr, false).unwrap();
+        let (c2, v2) = run(&mut ws, &row_ptr, true).unwrap();
+        assert_eq!(c1.len(), total);
+        for i in 0..n {
+            let r = row_ptr[i]..row_ptr[i + 1];
+            let mut pairs: Vec<(i32, f64)> = c1[r.clone()]
+                .iter()
+                .copied()
+                .zip(v1[r.clone()].iter().copied())
+                .collect();
+            pairs.sort_by_key(|p| p.0);
+            let sorted: Vec<(i32, f64)> = c2[r.clone()]
+                .iter()
+                .copied()
+                .zip(v2[r].iter().copied())
+                .collect();
+            assert_eq!(pairs, sorted);
+            // Each entry is the sum of its products (values are small integers: exact).
+            for &(c, v) in &sorted {
+                let want: f64 = a
+                    .row_range(i)
+                    .flat_map(|p| a.row_range(a.col(p)).map(move |q| (p, q)))
+                    .filter(|&(_, q)| a.col(q) == c as usize)
+                    .map(|(p, q)| vals[p] * vals[q])
+                    .sum();
+                assert_eq!(v, want);
+            }
+        }
+    }
+}
