@@ -14,7 +14,7 @@
 #include "check.h"
 #include "spgemm.h"
 
-/* A is 3x4, B is 4x2 (0-based int32, double); C = A*B is 3x2 with rows 2, 0, 2 entries. */
+/* A is 3x4, B is 4x2 (0-based int32, double); C = A*B is 3x2 with rows of 2, 0, 1 entries. */
 static const int32_t A_RP[] = {0, 2, 2, 4}, A_CI[] = {0, 2, 1, 3};
 static const double A_V[] = {1, 2, 3, 4};
 static const int32_t B_RP[] = {0, 2, 3, 4, 5}, B_CI[] = {0, 1, 1, 0, 1};
@@ -37,6 +37,16 @@ static spgemm_matrix_t *dev(int64_t m, int64_t n, int64_t nnz, uintptr_t at) {
                                                    FAKE(at), SPGEMM_INDEX_INT32,
                                                    FAKE(at + 0x1000), SPGEMM_VALUE_FLOAT64,
                                                    FAKE(at + 0x2000), 1));
+    return mat;
+}
+
+/* A device descriptor of the types of host32 (for numeric calls on its plans). */
+static spgemm_matrix_t *dev32(int64_t m, int64_t n, int64_t nnz, uintptr_t at) {
+    spgemm_matrix_t *mat = NULL;
+    CHECK_OK(NULL, spgemm_matrix_create_csr_device(&mat, m, n, nnz, SPGEMM_INDEX_INT32,
+                                                   FAKE(at), SPGEMM_INDEX_INT32,
+                                                   FAKE(at + 0x1000), SPGEMM_VALUE_FLOAT64,
+                                                   FAKE(at + 0x2000), 0));
     return mat;
 }
 
@@ -100,8 +110,9 @@ static void test_descriptor(void) {
 static void test_no_gpu(spgemm_handle_t *h) {
     spgemm_matrix_t *da = dev(3, 4, 4, 0x1000), *db = dev(4, 2, 5, 0x4000);
     spgemm_matrix_t *ha = host32(3, 4, A_RP, A_CI, A_V), *hb = host32(4, 2, B_RP, B_CI, B_V);
+    spgemm_matrix_t *da32 = dev32(3, 4, 4, 0x1000), *db32 = dev32(4, 2, 5, 0x4000);
     spgemm_matrix_t *big = NULL, *c = NULL;
-    spgemm_plan_t *plan = NULL;
+    spgemm_plan_t *plan = NULL, *none = NULL;
     int32_t cols[4];
     double vals[4], y[6] = {0}, x[8] = {0};
 
@@ -115,8 +126,8 @@ static void test_no_gpu(spgemm_handle_t *h) {
     /* Sizes beyond 32-bit device indices: refused before the device is looked for. */
     CHECK_OK(NULL, spgemm_matrix_create_csr_device(&big, (int64_t)1 << 31, 4, 4,
                                                    SPGEMM_INDEX_INT64, FAKE(0x1000),
-                                                   SPGEMM_INDEX_INT64, FAKE(0x2000),
-                                                   SPGEMM_VALUE_FLOAT64, NULL, 0));
+                                                   SPGEMM_INDEX_INT32, FAKE(0x2000),
+                                                   SPGEMM_VALUE_FLOAT64, FAKE(0x3000), 1));
     CHECK_ERR(h, spgemm_symbolic(h, big, db, SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT64, 0, NULL,
                                  &plan),
               SPGEMM_STATUS_NOT_SUPPORTED, WORDS("32", "rows"));
@@ -129,20 +140,23 @@ static void test_no_gpu(spgemm_handle_t *h) {
     /* A CPU plan from host arrays, then device inputs or outputs: no GPU. */
     CHECK_OK(h, spgemm_symbolic(h, ha, hb, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, NULL,
                                 &plan));
-    CHECK_ERR(h, spgemm_numeric(h, plan, da, db, cols, vals), SPGEMM_STATUS_NO_DEVICE,
+    CHECK_ERR(h, spgemm_numeric(h, plan, da32, db32, cols, vals), SPGEMM_STATUS_NO_DEVICE,
               WORDS("GPU"));
-    CHECK_ERR(h, spgemm_numeric_structure(h, plan, da, db, cols), SPGEMM_STATUS_NO_DEVICE,
+    CHECK_ERR(h, spgemm_numeric_structure(h, plan, da32, db32, cols), SPGEMM_STATUS_NO_DEVICE,
               WORDS("GPU"));
+    /* Device inputs of other types than the plan's: TYPE_MISMATCH, still no access. */
+    CHECK_ERR(h, spgemm_numeric(h, plan, da, db, cols, vals), SPGEMM_STATUS_TYPE_MISMATCH,
+              WORDS("plan"));
     CHECK_ERR(h, spgemm_numeric_device(h, plan, ha, hb, FAKE(0x1000), FAKE(0x2000),
                                        FAKE(0x3000)),
               SPGEMM_STATUS_NO_DEVICE, WORDS("GPU"));
-    CHECK_ERR(h, spgemm_numeric_device(h, plan, da, db, NULL, FAKE(0x2000), NULL),
+    CHECK_ERR(h, spgemm_numeric_device(h, plan, da32, db32, NULL, FAKE(0x2000), NULL),
               SPGEMM_STATUS_NO_DEVICE, WORDS("GPU"));
     CHECK_ERR(h, spgemm_numeric_device(h, plan, ha, hb, NULL, FAKE(0x2002), NULL),
               SPGEMM_STATUS_INVALID_VALUE, WORDS("c_col_indices", "aligned"));
     CHECK_ERR(h, spgemm_numeric_device(h, plan, da, hb, NULL, FAKE(0x2000), NULL),
               SPGEMM_STATUS_NOT_SUPPORTED, WORDS("A", "device"));
-    CHECK_ERR(h, spgemm_numeric_device(NULL, plan, ha, hb, NULL, FAKE(0x2000), NULL),
+    CHECK_ERR(NULL, spgemm_numeric_device(NULL, plan, ha, hb, NULL, FAKE(0x2000), NULL),
               SPGEMM_STATUS_NULL_POINTER, WORDS("handle"));
     CHECK_ERR(h, spgemm_numeric_device(h, NULL, ha, hb, NULL, FAKE(0x2000), NULL),
               SPGEMM_STATUS_NULL_POINTER, WORDS("plan"));
@@ -150,14 +164,17 @@ static void test_no_gpu(spgemm_handle_t *h) {
     /* The CPU backend cannot read device memory: NOT_SUPPORTED, whatever the machine. */
     CHECK_OK(h, spgemm_set_backend(h, SPGEMM_BACKEND_CPU));
     CHECK_ERR(h, spgemm_symbolic(h, da, db, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, NULL,
-                                 &plan),
+                                 &none),
               SPGEMM_STATUS_NOT_SUPPORTED, WORDS("SPGEMM_BACKEND_CPU"));
+    CHECK(none == NULL);
     CHECK_ERR(h, spgemm_numeric_device(h, plan, ha, hb, NULL, FAKE(0x2000), NULL),
               SPGEMM_STATUS_NOT_SUPPORTED, WORDS("SPGEMM_BACKEND_CPU"));
     CHECK_OK(h, spgemm_set_backend(h, SPGEMM_BACKEND_AUTO));
 
     spgemm_plan_destroy(plan);
     spgemm_matrix_destroy(big);
+    spgemm_matrix_destroy(da32);
+    spgemm_matrix_destroy(db32);
     spgemm_matrix_destroy(da);
     spgemm_matrix_destroy(db);
     spgemm_matrix_destroy(ha);
@@ -174,9 +191,9 @@ static void test_hybrid(spgemm_handle_t *h, int have_gpu) {
     double vals[4];
     char text[512], tiny[4];
     size_t needed = 0;
-    /* C = A*B: row 0 = 1*B0 + 2*B2 = (1, 4); row 2 = 3*B1 + 4*B3 = (0 + 5*4, 3 - 4). */
-    static const int32_t want_rp[4] = {0, 2, 2, 4}, want_cols[4] = {0, 1, 0, 1};
-    static const double want_vals[4] = {1, 4, 20, -1};
+    /* C = A*B: row 0 = 1*B0 + 2*B2 = (1 + 2*5, 2); row 2 = 3*B1 + 4*B3 = (_, 3 - 4). */
+    static const int32_t want_rp[4] = {0, 2, 2, 3}, want_cols[3] = {0, 1, 1};
+    static const double want_vals[3] = {11, 2, -1};
 
     CHECK_OK(h, spgemm_get_hybrid(h, &enabled));
     CHECK(enabled == 0);
@@ -188,11 +205,11 @@ static void test_hybrid(spgemm_handle_t *h, int have_gpu) {
 
     CHECK_OK(h, spgemm_symbolic(h, ha, hb, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, rp, &plan));
     CHECK_OK(h, spgemm_plan_get_nnz(plan, &nnz));
-    CHECK(nnz == 4);
+    CHECK(nnz == 3);
     CHECK_OK(h, spgemm_numeric(h, plan, ha, hb, cols, vals));
     CHECK(memcmp(rp, want_rp, sizeof rp) == 0);
-    CHECK(memcmp(cols, want_cols, sizeof cols) == 0);
-    CHECK(memcmp(vals, want_vals, sizeof vals) == 0);
+    CHECK(memcmp(cols, want_cols, sizeof want_cols) == 0);
+    CHECK(memcmp(vals, want_vals, sizeof want_vals) == 0);
     CHECK_OK(NULL, spgemm_plan_get_split(plan, &cpu_rows, &gpu_rows));
     CHECK(cpu_rows + gpu_rows == 3);
     CHECK_OK(NULL, spgemm_plan_info(plan, NULL, 0, &needed));

@@ -662,10 +662,15 @@ fn device_inputs_without_gpu_give_a_status() {
     let huge_nnz = fake_device(4, 2, 1 << 31, f64t, 0x8000);
     let e = symbolic_device(&h, &a, &huge_nnz, F32).unwrap_err();
     assert!(e.message.contains("nnz(B)"), "{e}");
-    // C's int32 column indices cannot address 2^31 columns: INDEX_OVERFLOW first.
+    // 2^31 columns fit C's int32 indices (0 to 2^31 - 1) but not the device's.
     let many_cols = fake_device(4, 1 << 31, 5, f64t, 0x8000);
+    let e = symbolic_device(&h, &a, &many_cols, F32).unwrap_err();
+    assert_eq!(e.status, Status::NotSupported, "{e}");
+    assert!(e.message.contains("columns of B"), "{e}");
+    // One more column cannot be addressed by C's int32 indices: INDEX_OVERFLOW first.
+    let too_many = fake_device(4, (1 << 31) + 1, 5, f64t, 0x8000);
     assert_eq!(
-        symbolic_device(&h, &a, &many_cols, F32).unwrap_err().status,
+        symbolic_device(&h, &a, &too_many, F32).unwrap_err().status,
         Status::IndexOverflow
     );
     h.options.backend = Backend::Cpu;
