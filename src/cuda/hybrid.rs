@@ -236,6 +236,10 @@ pub fn symbolic(
 /// The GPU's rows of a numeric call (host arrays; checked by the caller).
 struct GpuNumeric<'o> {
     g: &'o GpuPlan,
+    /// With validation: the digest A's structure must have (the CPU part checks only its
+    /// own rows; the GPU uses the plan's copy of the others, so a change there would give
+    /// a wrong C silently).
+    a_digest: Option<u64>,
     format: OutputFormat,
     cols: IndexSliceMut<'o>,
     vals: Option<ValueSliceMut<'o>>,
@@ -249,6 +253,14 @@ impl PairOp for GpuNumeric<'_> {
         I: Idx + FromAny<'a>,
         V: Scalar + FromAny<'a>,
     {
+        if let Some(d) = self.a_digest
+            && a.structure_digest() != d
+        {
+            return err(
+                Status::PlanMismatch,
+                "A: structure differs from the one the plan was made for",
+            );
+        }
         let vals = match self.vals {
             None => None,
             Some(v) => Some(V::from_values_mut(v).ok_or_else(|| {
@@ -319,6 +331,10 @@ pub fn numeric(
     let ((c_cpu, v_cpu), (c_gpu, v_gpu)) = hybrid::split_outputs(cols, vals, cut);
     let a_top = hybrid::top_rows(a, r);
     let format = plan.format;
+    let a_digest = plan
+        .digests
+        .filter(|_| handle.options.validate)
+        .map(|d| d.0);
     let (cpu, gpu) = std::thread::scope(|sc| {
         let job = hp.gpu.as_ref().map(|g| {
             sc.spawn(move || {
@@ -328,6 +344,7 @@ pub fn numeric(
                     b,
                     GpuNumeric {
                         g,
+                        a_digest,
                         format,
                         cols: c_gpu,
                         vals: v_gpu,

@@ -326,6 +326,15 @@ pub fn numeric_device(
         memory::check_against_plan(plan, a, b)?;
     }
     memory::require_gpu(handle, what)?;
+    if plan.hybrid.is_some() {
+        return err(
+            Status::NotSupported,
+            format!(
+                "{what} in GPU memory, but the plan is a hybrid CPU+GPU plan, which takes host \
+                 arrays only (turn hybrid off with spgemm_set_hybrid before spgemm_symbolic)"
+            ),
+        );
+    }
     if plan.gpu.is_none() {
         return err(
             Status::NotSupported,

@@ -72,6 +72,12 @@ unsafe fn offsets_out<'a>(p: *mut c_void, t: IndexType, len: usize) -> Result<Of
 /// `spgemm_plan_get_nnz`, then allocate C's column indices and values and call
 /// `spgemm_numeric`. The plan records the algorithm, sortedness and C format in force.
 ///
+/// A and B may both be device matrices (`spgemm_matrix_create_csr_device`): the plan is
+/// then made on the GPU (`SPGEMM_STATUS_NO_DEVICE` without a usable one,
+/// `SPGEMM_STATUS_NOT_SUPPORTED` with `SPGEMM_BACKEND_CPU`, with one host and one device
+/// matrix, or with sizes beyond the GPU's 32-bit indices); `c_row_offsets` stays a host
+/// array. With `spgemm_set_hybrid` on and a usable GPU, host inputs give a hybrid plan.
+///
 /// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (type codes, base),
 /// `SPGEMM_STATUS_DIMENSION_MISMATCH`, `SPGEMM_STATUS_TYPE_MISMATCH` (A and B types differ),
 /// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad input, found
@@ -299,6 +305,10 @@ fn run_numeric(
 /// Numeric phase: fills C's nnz(C) column indices (type and base of the plan) and values
 /// (the value type of A and B). Call it again whenever the values of A and/or B change
 /// with the same structure: no symbolic work is repeated.
+///
+/// A and B may be device matrices when the plan was made on the GPU: C is written to
+/// these host arrays (`SPGEMM_STATUS_NO_DEVICE` without a usable GPU; see
+/// `spgemm_numeric_device` for C in device memory).
 ///
 /// Values are bitwise identical whatever the number of threads and algorithm: each entry
 /// of C is the sum of its products in the order A's row and B's rows are stored. Entries
