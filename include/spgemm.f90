@@ -58,6 +58,8 @@ module spgemm
   public :: SPGEMM_BACKEND_AUTO
   public :: SPGEMM_BACKEND_CPU
   public :: SPGEMM_BACKEND_CUDA
+  public :: SPGEMM_MEMORY_HOST
+  public :: SPGEMM_MEMORY_DEVICE
   public :: SPGEMM_LAYOUT_ROW_MAJOR
   public :: SPGEMM_LAYOUT_COL_MAJOR
   public :: SPGEMM_OPERATION_NON_TRANSPOSE
@@ -77,7 +79,11 @@ module spgemm
   public :: spgemm_set_validation
   public :: spgemm_get_validation
   public :: spgemm_last_error
+  public :: spgemm_set_hybrid
+  public :: spgemm_get_hybrid
   public :: spgemm_matrix_create_csr
+  public :: spgemm_matrix_create_csr_device
+  public :: spgemm_matrix_get_memory
   public :: spgemm_matrix_destroy
   public :: spgemm_matrix_get_info
   public :: spgemm_matrix_export_csr
@@ -90,6 +96,9 @@ module spgemm
   public :: spgemm_numeric
   public :: spgemm_numeric_structure
   public :: spgemm_multiply
+  public :: spgemm_numeric_device
+  public :: spgemm_plan_get_split
+  public :: spgemm_plan_info
   public :: spgemm_spmm
   public :: spgemm_spmm_analysis_create
   public :: spgemm_spmm_analysis_destroy
@@ -182,6 +191,11 @@ module spgemm
   ! no NVRTC library or no device is found, and with `SPGEMM_STATUS_NOT_SUPPORTED` when a
   ! size exceeds the GPU path's 32-bit device indices.
   integer(c_int32_t), parameter :: SPGEMM_BACKEND_CUDA = 2_c_int32_t
+  ! Host (CPU) memory: descriptors of `spgemm_matrix_create_csr` and results of
+  ! `spgemm_multiply`.
+  integer(c_int32_t), parameter :: SPGEMM_MEMORY_HOST = 0_c_int32_t
+  ! GPU memory: descriptors of `spgemm_matrix_create_csr_device`.
+  integer(c_int32_t), parameter :: SPGEMM_MEMORY_DEVICE = 1_c_int32_t
   ! Row-major: entry (i, j) at `i * ld + j`; `ld >= k`.
   integer(c_int32_t), parameter :: SPGEMM_LAYOUT_ROW_MAJOR = 0_c_int32_t
   ! Column-major (Fortran): entry (i, j) at `j * ld + i`; `ld >= max(1, rows)`.
@@ -396,6 +410,37 @@ module spgemm
       type(c_ptr) :: status
     end function spgemm_last_error
 
+    ! Turns hybrid CPU+GPU products on (non-zero) or off (0, the default) for later symbolic
+    ! calls. With a usable GPU (backend `SPGEMM_BACKEND_AUTO` or `SPGEMM_BACKEND_CUDA`), a
+    ! hybrid plan computes the first rows of C on the CPU and the rest on the GPU at the same
+    ! time: the split balances predicted times by flops, from CPU and GPU rates measured by
+    ! earlier numeric calls on this handle (before any, the CPU takes 25% of the flops), or
+    ! for band matrices A and B by the band rule. Without a usable GPU, or with
+    ! `SPGEMM_BACKEND_CPU`, every row runs on the CPU and the plan says so
+    ! (`spgemm_plan_info`, `spgemm_plan_get_split`). Hybrid plans take host arrays only.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`. Calls on one handle are serialised.
+    !
+    ! # Safety
+    ! `handle` is NULL or a live handle.
+    function spgemm_set_hybrid(handle, enabled) bind(C, name="spgemm_set_hybrid") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: enabled
+      integer(c_int32_t) :: status
+    end function spgemm_set_hybrid
+
+    ! Reads the hybrid option (1 or 0) into `*enabled`.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`.
+    !
+    ! # Safety
+    ! `handle` is NULL or live; `enabled` is NULL or writable.
+    function spgemm_get_hybrid(handle, enabled) bind(C, name="spgemm_get_hybrid") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), intent(out) :: enabled
+      integer(c_int32_t) :: status
+    end function spgemm_get_hybrid
+
     ! Creates a CSR descriptor over caller arrays; nothing is copied, and the arrays must stay
     ! valid (and unchanged in structure) while the descriptor is used.
     !
@@ -435,6 +480,71 @@ module spgemm
       integer(c_int32_t) :: status
     end function spgemm_matrix_create_csr
 
+    ! Creates a CSR descriptor over arrays in GPU memory (device 0, allocated in its primary
+    ! context, as `cudaMalloc` of the CUDA runtime does), so codes whose matrices already
+    ! live on the GPU avoid copying them to the host and back. Nothing is copied or read
+    ! here; the arrays must stay valid while the descriptor is used, and any work writing
+    ! them must be complete (e.g. `cudaStreamSynchronize`) before a call uses them.
+    !
+    ! Arguments are those of `spgemm_matrix_create_csr` plus `nnz`, the number of entries
+    ! (`row_offsets[nrows] - base`), which the library cannot read from device memory; the
+    ! GPU checks it against the offsets. `row_offsets` holds `nrows + 1` entries;
+    ! `col_indices` and `values` hold `nnz` each (NULL allowed when nnz = 0; `values` NULL
+    ! means pattern-only).
+    !
+    ! Use: as A and B of `spgemm_symbolic` (both must be device matrices), then of
+    ! `spgemm_numeric`, `spgemm_numeric_structure` (C to host arrays) or
+    ! `spgemm_numeric_device` (C to device arrays). The symbolic call runs on the GPU
+    ! whatever the backend option says, except `SPGEMM_BACKEND_CPU`, which gives
+    ! `SPGEMM_STATUS_NOT_SUPPORTED`; without a usable GPU it gives
+    ! `SPGEMM_STATUS_NO_DEVICE`. Every other function that reads a matrix's entries
+    ! (`spgemm_multiply`, `spgemm_spmm`, `spgemm_spmm_analysis_create`) gives
+    ! `SPGEMM_STATUS_NOT_SUPPORTED` for a device matrix. `spgemm_matrix_get_info` reports
+    ! the given sizes and types, `spgemm_matrix_export_csr` the device pointers.
+    ! On the GPU the structure is checked on the device (validation of offsets and column
+    ! indices, whatever `spgemm_set_validation` says) before any kernel uses it; sizes of
+    ! 2^31 - 1 or more (rows, columns, nnz) give `SPGEMM_STATUS_NOT_SUPPORTED` there.
+    !
+    ! On success `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`
+    ! (the device arrays are untouched).
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix; row_offsets when nrows + 1 entries are
+    ! needed; col_indices when nnz > 0), `SPGEMM_STATUS_INVALID_VALUE` (negative size, unknown
+    ! type or base code, misaligned array), `SPGEMM_STATUS_INDEX_OVERFLOW`. Thread-safe.
+    !
+    ! # Safety
+    ! `matrix` is NULL or writable; the device arrays are valid as described above (they
+    ! are never dereferenced on the host).
+    function spgemm_matrix_create_csr_device(matrix, nrows, ncols, nnz, offset_type, row_offsets, &
+        index_type, col_indices, value_type, values, base) &
+        bind(C, name="spgemm_matrix_create_csr_device") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), intent(out) :: matrix
+      integer(c_int64_t), value :: nrows
+      integer(c_int64_t), value :: ncols
+      integer(c_int64_t), value :: nnz
+      integer(c_int32_t), value :: offset_type
+      type(c_ptr), value :: row_offsets
+      integer(c_int32_t), value :: index_type
+      type(c_ptr), value :: col_indices
+      integer(c_int32_t), value :: value_type
+      type(c_ptr), value :: values
+      integer(c_int32_t), value :: base
+      integer(c_int32_t) :: status
+    end function spgemm_matrix_create_csr_device
+
+    ! Reads where a matrix's arrays live (`SPGEMM_MEMORY_HOST` or `SPGEMM_MEMORY_DEVICE`)
+    ! into `*memory`. Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix, memory). Thread-safe.
+    !
+    ! # Safety
+    ! `matrix` is NULL or live; `memory` is NULL or writable.
+    function spgemm_matrix_get_memory(matrix, memory) &
+        bind(C, name="spgemm_matrix_get_memory") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: matrix
+      integer(c_int32_t), intent(out) :: memory
+      integer(c_int32_t) :: status
+    end function spgemm_matrix_get_memory
+
     ! Destroys a matrix. For a descriptor the caller's arrays are untouched; for a result of
     ! `spgemm_multiply` its arrays are freed. `spgemm_matrix_destroy(NULL)` does nothing.
     !
@@ -469,7 +579,8 @@ module spgemm
 
     ! Gives read access to a matrix's arrays (types and sizes from `spgemm_matrix_get_info`):
     ! for a result of `spgemm_multiply` the library's arrays, valid until the matrix is
-    ! destroyed; for a descriptor the caller's own pointers. `*values` is NULL for a
+    ! destroyed; for a descriptor the caller's own pointers (device pointers for a device
+    ! descriptor). `*values` is NULL for a
     ! pattern-only matrix. Any output pointer may be NULL.
     ! Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix). Thread-safe.
     !
@@ -496,6 +607,12 @@ module spgemm
     ! On success `*plan` owns a plan (release with `spgemm_plan_destroy`); query nnz(C) with
     ! `spgemm_plan_get_nnz`, then allocate C's column indices and values and call
     ! `spgemm_numeric`. The plan records the algorithm, sortedness and C format in force.
+    !
+    ! A and B may both be device matrices (`spgemm_matrix_create_csr_device`): the plan is
+    ! then made on the GPU (`SPGEMM_STATUS_NO_DEVICE` without a usable one,
+    ! `SPGEMM_STATUS_NOT_SUPPORTED` with `SPGEMM_BACKEND_CPU`, with one host and one device
+    ! matrix, or with sizes beyond the GPU's 32-bit indices); `c_row_offsets` stays a host
+    ! array. With `spgemm_set_hybrid` on and a usable GPU, host inputs give a hybrid plan.
     !
     ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (type codes, base),
     ! `SPGEMM_STATUS_DIMENSION_MISMATCH`, `SPGEMM_STATUS_TYPE_MISMATCH` (A and B types differ),
@@ -591,6 +708,10 @@ module spgemm
     ! (the value type of A and B). Call it again whenever the values of A and/or B change
     ! with the same structure: no symbolic work is repeated.
     !
+    ! A and B may be device matrices when the plan was made on the GPU: C is written to
+    ! these host arrays (`SPGEMM_STATUS_NO_DEVICE` without a usable GPU; see
+    ! `spgemm_numeric_device` for C in device memory).
+    !
     ! Values are bitwise identical whatever the number of threads and algorithm: each entry
     ! of C is the sum of its products in the order A's row and B's rows are stored. Entries
     ! that cancel to 0.0 stay in the structure; NaN and Inf propagate.
@@ -654,6 +775,82 @@ module spgemm
       integer(c_int32_t) :: status
     end function spgemm_multiply
 
+    ! Numeric phase with C in device memory: fills C's m + 1 row offsets (when
+    ! `c_row_offsets` is not NULL), nnz(C) column indices and, when `c_values` is not NULL,
+    ! nnz(C) values, all in GPU memory (device 0, primary context: `cudaMalloc` of the CUDA
+    ! runtime), in the plan's types and base. A and B are device matrices
+    ! (`spgemm_matrix_create_csr_device`) or host matrices. The plan must have been made on
+    ! the GPU (`spgemm_symbolic` with device matrices, or with `SPGEMM_BACKEND_CUDA`); C's
+    ! arrays are written by the GPU only, never on the host, and are complete when the call
+    ! returns. Call it again with new values as `spgemm_numeric`.
+    !
+    ! Errors: `SPGEMM_STATUS_NO_DEVICE` (no usable GPU: checked before anything else
+    ! after the arguments; nothing is written), `SPGEMM_STATUS_NOT_SUPPORTED` (the handle's
+    ! backend is `SPGEMM_BACKEND_CPU`, the plan was made on the CPU, or A and B are one host
+    ! and one device matrix), `SPGEMM_STATUS_NULL_POINTER` (handle, plan, A, B;
+    ! `c_col_indices` when nnz(C) > 0), `SPGEMM_STATUS_INVALID_VALUE` (misaligned array, A
+    ! or B without values while `c_values` is given), `SPGEMM_STATUS_TYPE_MISMATCH`,
+    ! `SPGEMM_STATUS_PLAN_MISMATCH` (shape, or with host inputs and validation, structure,
+    ! differs from the plan's), `SPGEMM_STATUS_ALLOC_FAILED` (device memory).
+    ! Calls on one handle are serialised.
+    !
+    ! # Safety
+    ! `handle`, `plan`, `a`, `b` are NULL or live; the C arrays are NULL or device arrays
+    ! with the entries described above (never dereferenced on the host).
+    function spgemm_numeric_device(handle, plan, a, b, c_row_offsets, c_col_indices, c_values) &
+        bind(C, name="spgemm_numeric_device") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      type(c_ptr), value :: c_row_offsets
+      type(c_ptr), value :: c_col_indices
+      type(c_ptr), value :: c_values
+      integer(c_int32_t) :: status
+    end function spgemm_numeric_device
+
+    ! Reads how many rows of C the plan computes on the CPU (`*cpu_rows`, rows 0 to
+    ! cpu_rows - 1) and on the GPU (`*gpu_rows`, the rest) into the non-NULL outputs. A CPU
+    ! plan has all rows on the CPU, a GPU plan all on the GPU, a hybrid plan its split.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (plan). Thread-safe.
+    !
+    ! # Safety
+    ! `plan` is NULL or live; outputs are NULL or writable.
+    function spgemm_plan_get_split(plan, cpu_rows, gpu_rows) &
+        bind(C, name="spgemm_plan_get_split") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int64_t), intent(out) :: cpu_rows
+      integer(c_int64_t), intent(out) :: gpu_rows
+      integer(c_int32_t) :: status
+    end function spgemm_plan_get_split
+
+    ! Writes a text description of the plan: one `key: value` line each for where it runs
+    ! (`backend: cpu`, `gpu` or `hybrid`), rows, nnz and multiplications, and when hybrid
+    ! execution was asked for a `hybrid:` line with the split and how it was chosen, or
+    ! `hybrid: all N rows on the CPU: no GPU (reason)`.
+    !
+    ! Two-call pattern as `spgemm_topology_info`: `*needed` (required) receives the size in
+    ! bytes including the terminating NUL; with `buf` NULL and `len` 0 only `*needed` is
+    ! written; if `len >= *needed` the text is copied (NUL-terminated); if
+    ! `0 < len < *needed`, `buf[0]` is set to NUL and `SPGEMM_STATUS_INVALID_VALUE` returned.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (plan, needed, or buf NULL with len > 0),
+    ! `SPGEMM_STATUS_INVALID_VALUE` (buffer too small). Thread-safe.
+    !
+    ! # Safety
+    ! `plan` is NULL or live; `buf` is NULL or points to `len` writable bytes; `needed` is
+    ! NULL or writable.
+    function spgemm_plan_info(plan, buf, len, needed) &
+        bind(C, name="spgemm_plan_info") result(status)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: status
+    end function spgemm_plan_info
+
     ! Y = alpha * op(A) * X + beta * Y (SpMM; SpMV when k = 1).
     !
     ! - `a`: the CSR matrix A (any offset/index/value type and base), m x n, with values.
@@ -677,6 +874,14 @@ module spgemm
     ! bitwise identical whatever the thread count and with or without an analysis (they may
     ! differ between machines: FMA is used where the CPU has it).
     !
+    ! Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A on the GPU
+    ! (A, X and Y are copied to the device and Y back; the analysis is not used there;
+    ! `SPGEMM_OPERATION_TRANSPOSE` gives `SPGEMM_STATUS_NOT_SUPPORTED`); `SPGEMM_BACKEND_AUTO`
+    ! uses the GPU when one is usable, op(A) = A and A has at least 2^20 entries, else the
+    ! CPU (always the CPU without a GPU); `SPGEMM_BACKEND_CPU` the CPU. GPU sums may differ
+    ! in the last bits from the CPU's (other order). A device matrix
+    ! (`spgemm_matrix_create_csr_device`) gives `SPGEMM_STATUS_NOT_SUPPORTED`.
+    !
     ! Validation (see `spgemm_set_validation`): when on, A is checked fully on each call
     ! without an analysis, and compared with the analysed structure (digest) with one; when
     ! off, only O(1) checks are made and a bad column index gives `SPGEMM_STATUS_INTERNAL`
@@ -689,8 +894,9 @@ module spgemm
     ! `SPGEMM_STATUS_INDEX_OVERFLOW` (X or Y spans more than the address space),
     ! `SPGEMM_STATUS_PLAN_MISMATCH` (analysis made for another matrix),
     ! `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad A),
-    ! `SPGEMM_STATUS_ALLOC_FAILED` (A^T without an analysis needs a temporary transpose).
-    ! Y is unchanged when an error is reported before the product starts (all of the above).
+    ! `SPGEMM_STATUS_ALLOC_FAILED` (A^T without an analysis needs a temporary transpose),
+    ! `SPGEMM_STATUS_NOT_SUPPORTED` (see Backend), `SPGEMM_STATUS_NO_DEVICE` (backend CUDA
+    ! without a usable GPU). Y is unchanged when an error is reported before the product starts (all of the above).
     ! Calls on one handle are serialised; different handles run concurrently.
     !
     ! # Safety

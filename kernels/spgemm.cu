@@ -357,3 +357,63 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
         __syncthreads();
     }
 }
+
+// ---- Device-resident inputs and outputs (caller's arrays already on the GPU) ----
+// A caller's index array (int32 or int64, any base) becomes 0-based int32 with a range
+// check: out[p] = in[p] - sub must lie in [0, hi). The smallest bad position goes to
+// first_bad (initialised to n by the host), so the message can name it. Nothing is read
+// outside [0, n).
+extern "C" __global__ void idx_from_i32(const int* __restrict__ in, long long n, long long sub,
+                                        long long hi, int* __restrict__ out,
+                                        unsigned long long* __restrict__ first_bad) {
+    long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (; p < n; p += stride) {
+        long long v = (long long)in[p] - sub;
+        if (v < 0 || v >= hi) {
+            atomicMin(first_bad, (unsigned long long)p);
+            v = 0;
+        }
+        out[p] = (int)v;
+    }
+}
+
+extern "C" __global__ void idx_from_i64(const long long* __restrict__ in, long long n,
+                                        long long sub, long long hi, int* __restrict__ out,
+                                        unsigned long long* __restrict__ first_bad) {
+    long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (; p < n; p += stride) {
+        long long x = in[p];
+        // size_t offsets arrive here too: values above 2^63 read as negative and fail.
+        long long v = x - sub;
+        if (x < sub || v >= hi) {
+            atomicMin(first_bad, (unsigned long long)p);
+            v = 0;
+        }
+        out[p] = (int)v;
+    }
+}
+
+// Row offsets (0-based int32, m + 1 of them) must not decrease: the smallest row i with
+// ptr[i] > ptr[i + 1] goes to first_bad (initialised to m).
+extern "C" __global__ void offsets_check(const int* __restrict__ ptr, int m,
+                                         unsigned long long* __restrict__ first_bad) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int stride = gridDim.x * blockDim.x;
+    for (; i < m; i += stride) {
+        if (ptr[i] > ptr[i + 1]) atomicMin(first_bad, (unsigned long long)i);
+    }
+}
+
+// 0-based int32 indices of C into the caller's device array `out`: int64 (wide != 0)
+// or int32, plus the base.
+extern "C" __global__ void idx_to_caller(const int* __restrict__ in, long long n, int base,
+                                         void* __restrict__ out, int wide) {
+    long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (; p < n; p += stride) {
+        if (wide) ((long long*)out)[p] = (long long)in[p] + base;
+        else ((int*)out)[p] = in[p] + base;
+    }
+}

@@ -351,6 +351,8 @@ impl PairOp for SymbolicOp<'_> {
                 gpu: None,
                 compressed,
                 reuse: Default::default(),
+                split: None,
+                hybrid: None,
             })
         })
     }
@@ -386,6 +388,19 @@ pub fn symbolic(
     if let Some(r) = crate::cuda::try_symbolic(handle, a, b, format) {
         return r;
     }
+    let mut plan = symbolic_cpu(handle, a, b, format)?;
+    // Hybrid asked for but run on the CPU alone: the plan says why.
+    crate::cuda::note_cpu_only(handle, &mut plan);
+    Ok(plan)
+}
+
+/// Symbolic phase on the CPU, whatever the backend (the CPU part of a hybrid plan).
+pub(crate) fn symbolic_cpu(
+    handle: &Handle,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    format: OutputFormat,
+) -> Result<Plan> {
     dispatch_pair(a, b, SymbolicOp { handle, format })
 }
 
@@ -689,6 +704,9 @@ pub fn numeric(
     cols: IndexSliceMut<'_>,
     vals: Option<ValueSliceMut<'_>>,
 ) -> Result<()> {
+    if let Some(hp) = plan.hybrid.as_deref() {
+        return crate::cuda::hybrid_numeric(handle, plan, hp, a, b, cols, vals);
+    }
     dispatch_pair(
         a,
         b,

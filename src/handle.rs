@@ -93,6 +93,9 @@ pub struct Options {
     /// Full O(nnz) checks of the inputs (default true).
     pub validate: bool,
     pub backend: Backend,
+    /// Hybrid CPU+GPU products (`crate::hybrid`): rows split between the CPU and the GPU
+    /// when a GPU is usable (default false).
+    pub hybrid: bool,
 }
 
 impl Default for Options {
@@ -102,6 +105,7 @@ impl Default for Options {
             sorted_output: true,
             validate: true,
             backend: Backend::Auto,
+            hybrid: false,
         }
     }
 }
@@ -127,6 +131,8 @@ pub struct Handle {
     messages: Vec<String>,
     /// The GPU, opened on first use (kernels compiled once per handle).
     pub gpu: crate::cuda::DeviceSlot,
+    /// CPU and GPU rates measured by hybrid products, for the next split (Heuristic II).
+    pub hybrid_rates: Mutex<crate::hybrid::Rates>,
 }
 
 /// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores.
@@ -239,6 +245,7 @@ impl Handle {
             outcomes,
             messages,
             gpu: Default::default(),
+            hybrid_rates: Default::default(),
         })
     }
 

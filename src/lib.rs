@@ -7,7 +7,8 @@
 //! - [`exec`]: algorithm selection and dispatch to a backend;
 //! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace;
 //! - [`topo`]: platform: hwloc topology, worker placement and binding, NUMA/HBM memory.
-//! - [`cuda`]: GPU backend (feature `cuda`; driver and NVRTC loaded at run time).
+//! - [`cuda`]: GPU backend (feature `cuda`; driver and NVRTC loaded at run time);
+//! - [`hybrid`]: the CPU/GPU row split of hybrid products (pure; run by `cuda`).
 
 pub mod alloc;
 pub mod cpu;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod exec;
 pub mod ffi;
 pub mod handle;
+pub mod hybrid;
 pub mod output;
 pub mod plan;
 pub mod pool;

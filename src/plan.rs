@@ -55,6 +55,10 @@ pub struct Plan {
     pub compressed: bool,
     /// What numeric calls learned, for later numeric calls.
     pub reuse: Mutex<ReuseCache>,
+    /// The row split when hybrid execution was asked for (None: it was not).
+    pub split: Option<crate::hybrid::Split>,
+    /// The CPU and GPU parts of a hybrid plan (None: not split).
+    pub hybrid: Option<Box<crate::cuda::HybridPlan>>,
 }
 
 /// Interior cache of a plan. The first numeric call runs the accumulator; a second call
@@ -85,5 +89,36 @@ impl Plan {
     }
     pub fn ncols(&self) -> usize {
         self.shape.b_ncols
+    }
+
+    /// Where the plan's numeric calls run, and the hybrid split, as text (plan info).
+    pub fn describe(&self) -> String {
+        let backend = if self.hybrid.is_some() {
+            "hybrid"
+        } else if self.gpu.is_some() {
+            "gpu"
+        } else {
+            "cpu"
+        };
+        let mut s = format!(
+            "backend: {backend}\nrows: {}\nnnz: {}\nmultiplications: {}\n",
+            self.nrows(),
+            self.nnz(),
+            self.flops
+        );
+        if let Some(sp) = &self.split {
+            s.push_str(&sp.describe());
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Rows of C computed on the CPU and on the GPU.
+    pub fn rows_by_side(&self) -> (usize, usize) {
+        match (&self.split, self.gpu.is_some()) {
+            (Some(sp), _) => (sp.cpu_rows(), sp.gpu_rows()),
+            (None, true) => (0, self.nrows()),
+            (None, false) => (self.nrows(), 0),
+        }
     }
 }

@@ -10,6 +10,7 @@ use crate::cpu::spmm::rows::{CsrRows, Sink, SparseRows, TransposedRows};
 use crate::cpu::spmm::transpose::Transpose;
 use crate::cpu::spmm::{self as kern, Isa, Problem, SpmmScalar};
 use crate::csr::{AnyCsr, CsrRef, TypeSig, ValueSlice, prefix};
+use crate::cuda;
 use crate::error::{Error, Result, Status, err};
 use crate::handle::Handle;
 use crate::output::ValueSliceMut;
@@ -434,6 +435,18 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             "A has no values (pattern-only descriptor); SpMM needs values",
         )
     })?;
+    // Backend: the GPU kernels take op(A) = A (see `cuda::spmm_where`).
+    let transposed = op == Op::Transpose;
+    if cuda::spmm_where(h, transposed, a.nnz())? == cuda::SpmmWhere::Gpu {
+        let row_major = layout == Layout::RowMajor;
+        match cuda::gpu_spmm(h, &a, row_major, k, x, ldx, alpha, beta, y, ldy) {
+            // Auto falls back to the CPU for sizes beyond 32-bit device indices.
+            Err(e)
+                if e.status == Status::NotSupported
+                    && h.options.backend == crate::handle::Backend::Auto => {}
+            r => return r,
+        }
+    }
     let analysis = analysis.filter(|an| an.op == op);
     if h.options.validate {
         match analysis {

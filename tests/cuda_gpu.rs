@@ -604,3 +604,583 @@ fn gpu_spmm_both_layouts() {
         }
     }
 }
+
+// ---- Device-resident inputs/outputs, GPU SpMM through the typed API, hybrid ----
+
+use spgemm::cuda::{
+    DeviceCsr, DeviceOut, DevicePtr, NumericInputs, NumericOutputs, numeric_device, symbolic_device,
+};
+
+fn fake_device(nrows: usize, ncols: usize, nnz: usize, vt: ValueType, at: usize) -> DeviceCsr {
+    DeviceCsr {
+        nrows,
+        ncols,
+        nnz,
+        base: 0,
+        offset_type: IndexType::Int32,
+        row_offsets: DevicePtr::from_addr(at),
+        index_type: IndexType::Int32,
+        col_indices: DevicePtr::from_addr(at + 0x1000),
+        value_type: vt,
+        values: Some(DevicePtr::from_addr(at + 0x2000)),
+    }
+}
+
+/// Device descriptors without a GPU: every path ends in a status before any device
+/// access (the addresses are made up: dereferencing them would crash the test).
+#[test]
+fn device_inputs_without_gpu_give_a_status() {
+    let mut h = Handle::new(1).unwrap();
+    if h.gpu.available() {
+        eprintln!("SKIPPED device_inputs_without_gpu_give_a_status: a GPU is present");
+        return;
+    }
+    let f64t = ValueType::Float64;
+    let a = fake_device(3, 4, 4, f64t, 0x1000);
+    let b = fake_device(4, 2, 5, f64t, 0x8000);
+    let e = symbolic_device(&h, &a, &b, F32).unwrap_err();
+    assert_eq!(e.status, Status::NoDevice, "{e}");
+    assert!(e.message.contains("GPU memory"), "{e}");
+    // Checks that need no device come first.
+    let bad = fake_device(4, 2, 5, ValueType::Float32, 0x8000);
+    assert_eq!(
+        symbolic_device(&h, &a, &bad, F32).unwrap_err().status,
+        Status::TypeMismatch
+    );
+    let wide = fake_device(5, 2, 5, f64t, 0x8000);
+    assert_eq!(
+        symbolic_device(&h, &a, &wide, F32).unwrap_err().status,
+        Status::DimensionMismatch
+    );
+    let huge = fake_device(1 << 31, 4, 4, f64t, 0x1000);
+    let e = symbolic_device(&h, &huge, &b, F32).unwrap_err();
+    assert_eq!(e.status, Status::NotSupported, "{e}");
+    assert!(
+        e.message.contains("rows of A") && e.message.contains("32-bit"),
+        "{e}"
+    );
+    let huge_nnz = fake_device(4, 2, 1 << 31, f64t, 0x8000);
+    let e = symbolic_device(&h, &a, &huge_nnz, F32).unwrap_err();
+    assert!(e.message.contains("nnz(B)"), "{e}");
+    // 2^31 columns fit C's int32 indices (0 to 2^31 - 1) but not the device's.
+    let many_cols = fake_device(4, 1 << 31, 5, f64t, 0x8000);
+    let e = symbolic_device(&h, &a, &many_cols, F32).unwrap_err();
+    assert_eq!(e.status, Status::NotSupported, "{e}");
+    assert!(e.message.contains("columns of B"), "{e}");
+    // One more column cannot be addressed by C's int32 indices: INDEX_OVERFLOW first.
+    let too_many = fake_device(4, (1 << 31) + 1, 5, f64t, 0x8000);
+    assert_eq!(
+        symbolic_device(&h, &a, &too_many, F32).unwrap_err().status,
+        Status::IndexOverflow
+    );
+    h.options.backend = Backend::Cpu;
+    let e = symbolic_device(&h, &a, &b, F32).unwrap_err();
+    assert_eq!(e.status, Status::NotSupported, "{e}");
+    assert!(e.message.contains("SPGEMM_BACKEND_CPU"), "{e}");
+    h.options.backend = Backend::Auto;
+    // A CPU plan (host inputs), then device inputs or outputs.
+    let mut rng = Rng::new(5);
+    let ha = random(&mut rng, int_shape(3, 4, 3));
+    let hb = random(&mut rng, int_shape(4, 2, 3));
+    let t = (IndexType::Int32, IndexType::Int32, f64t);
+    let ta = typed(&ha, t.0, t.1, t.2, 0, true);
+    let tb = typed(&hb, t.0, t.1, t.2, 0, true);
+    let plan = exec::symbolic(&h, &ta.any(), &tb.any(), F32).unwrap();
+    assert!(plan.gpu.is_none());
+    let out = DeviceOut {
+        row_offsets: None,
+        col_indices: DevicePtr::from_addr(0x4000),
+        values: None,
+    };
+    let e = numeric_device(
+        &h,
+        &plan,
+        NumericInputs::Host(&ta.any(), &tb.any()),
+        NumericOutputs::Device(out),
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::NoDevice, "{e}");
+    let da = fake_device(3, 4, ha.ptr[3], f64t, 0x1000);
+    let db = fake_device(4, 2, hb.ptr[4], f64t, 0x8000);
+    let mut cols = IndexVec::zeroed(IndexType::Int32, plan.nnz()).unwrap();
+    let e = numeric_device(
+        &h,
+        &plan,
+        NumericInputs::Device(&da, &db),
+        NumericOutputs::Host {
+            cols: cols.as_mut(),
+            vals: None,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::NoDevice, "{e}");
+    // Device inputs of another shape than the plan's: PLAN_MISMATCH, still no access.
+    let e = numeric_device(
+        &h,
+        &plan,
+        NumericInputs::Device(&a, &b),
+        NumericOutputs::Device(out),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e.status, Status::PlanMismatch | Status::NoDevice),
+        "{e}"
+    );
+}
+
+/// SpMM: backend CUDA without a device is NO_DEVICE; AUTO stays on the CPU and is right.
+#[test]
+fn spmm_backend_without_gpu() {
+    use spgemm::csr::ValueSlice;
+    use spgemm::output::ValueSliceMut;
+    use spgemm::spmm::{DenseArgs, Layout as L, Op};
+    let mut h = Handle::new(1).unwrap();
+    if h.gpu.available() {
+        eprintln!("SKIPPED spmm_backend_without_gpu: a GPU is present");
+        return;
+    }
+    let mut rng = Rng::new(9);
+    let a = random(&mut rng, int_shape(20, 15, 4));
+    let ta = typed(
+        &a,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        1,
+        true,
+    );
+    let k = 3;
+    let x: Vec<f64> = (0..15 * k).map(|i| (i % 7) as f64).collect();
+    let run = |h: &Handle, y: &mut Vec<f64>| {
+        spgemm::spmm::spmm(
+            h,
+            Op::NonTranspose,
+            1.0,
+            &ta.any(),
+            None,
+            0.0,
+            DenseArgs {
+                layout: L::RowMajor,
+                k,
+                x: ValueSlice::F64(&x),
+                ldx: k,
+                y: ValueSliceMut::F64(y),
+                ldy: k,
+            },
+        )
+    };
+    let mut y = vec![f64::NAN; 20 * k];
+    run(&h, &mut y).unwrap();
+    let (ap, ac, av) = (&a.ptr, &a.col, &a.val);
+    for i in 0..20 {
+        for j in 0..k {
+            let s: f64 = (ap[i]..ap[i + 1]).map(|p| av[p] * x[ac[p] * k + j]).sum();
+            assert_eq!(y[i * k + j], s, "Y[{i}, {j}]");
+        }
+    }
+    h.options.backend = Backend::Cuda;
+    let mut y2 = vec![7.0; 20 * k];
+    let e = run(&h, &mut y2).unwrap_err();
+    assert_eq!(e.status, Status::NoDevice, "{e}");
+    assert!(y2.iter().all(|&v| v == 7.0), "Y written despite the error");
+}
+
+/// Hybrid asked for without a GPU: every row on the CPU, the plan says so, C is right.
+#[test]
+fn hybrid_without_gpu_runs_on_the_cpu() {
+    let mut h = Handle::new(2).unwrap();
+    if h.gpu.available() {
+        eprintln!("SKIPPED hybrid_without_gpu_runs_on_the_cpu: a GPU is present");
+        return;
+    }
+    h.options.hybrid = true;
+    let mut rng = Rng::new(21);
+    let a = random(&mut rng, int_shape(60, 50, 8));
+    let b = random(&mut rng, int_shape(50, 40, 8));
+    let t = (IndexType::Int64, IndexType::Int64, ValueType::Float64);
+    let ta = typed(&a, t.0, t.1, t.2, 1, true);
+    let tb = typed(&b, t.0, t.1, t.2, 1, true);
+    let f = OutputFormat {
+        offsets: IndexType::Int64,
+        indices: IndexType::Int64,
+        base: 1,
+    };
+    let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+    assert!(plan.hybrid.is_none() && plan.gpu.is_none());
+    let split = plan.split.clone().expect("hybrid plan info");
+    assert_eq!((split.cpu_rows(), split.gpu_rows()), (60, 0));
+    assert_eq!(plan.rows_by_side(), (60, 0));
+    let info = plan.describe();
+    assert!(info.contains("backend: cpu"), "{info}");
+    assert!(info.contains("all 60 rows on the CPU: no GPU"), "{info}");
+    let got = numeric_out(&h, &plan, &ta, &tb, f, true).unwrap();
+    let want = expected(&a, &b, ValueType::Float64, true);
+    assert_eq!(
+        (got.ptr, got.col, got.bits),
+        (want.ptr, want.col, want.bits)
+    );
+    // With the CPU backend the reason is the backend.
+    h.options.backend = Backend::Cpu;
+    let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+    assert!(plan.describe().contains("SPGEMM_BACKEND_CPU"));
+    h.options.hybrid = false;
+    let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+    assert!(plan.split.is_none());
+}
+
+/// Device arrays of a test, uploaded with cudarc in the device's primary context (the
+/// one the library uses, as `cudaMalloc` of the runtime would).
+#[allow(dead_code)]
+struct DevArrays {
+    stream: std::sync::Arc<cudarc::driver::CudaStream>,
+    bufs: Vec<cudarc::driver::CudaSlice<u8>>,
+}
+
+impl DevArrays {
+    fn new() -> DevArrays {
+        let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+        DevArrays {
+            stream: ctx.default_stream(),
+            bufs: Vec::new(),
+        }
+    }
+    fn up(&mut self, bytes: &[u8]) -> DevicePtr {
+        use cudarc::driver::DevicePtr as _;
+        let b = if bytes.is_empty() { &[0u8][..] } else { bytes };
+        let s = self.stream.clone_htod(b).unwrap();
+        let addr = {
+            let (p, _sync) = s.device_ptr(&self.stream);
+            p
+        };
+        self.bufs.push(s);
+        DevicePtr::from_addr(addr as usize)
+    }
+    fn zeros(&mut self, n: usize) -> DevicePtr {
+        self.up(&vec![0u8; n.max(1)])
+    }
+    fn down(&self, p: DevicePtr, n: usize) -> Vec<u8> {
+        self.stream.synchronize().unwrap();
+        let buf = self
+            .bufs
+            .iter()
+            .find(|b| {
+                use cudarc::driver::DevicePtr as _;
+                b.device_ptr(&self.stream).0 as usize == p.addr() as usize
+            })
+            .expect("a buffer of this test");
+        let mut v = self.stream.clone_dtoh(buf).unwrap();
+        v.truncate(n);
+        v
+    }
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> Vec<u8> {
+    // SAFETY: plain integers and floats.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        .to_vec()
+}
+
+fn dev_matrix(d: &mut DevArrays, t: &Typed) -> DeviceCsr {
+    let (ot, rp, nnz) = match &t.off {
+        Off::I32(v) => (
+            IndexType::Int32,
+            d.up(&bytes_of(v)),
+            *v.last().unwrap() as usize,
+        ),
+        Off::I64(v) => (
+            IndexType::Int64,
+            d.up(&bytes_of(v)),
+            *v.last().unwrap() as usize,
+        ),
+        Off::U64(v) => (
+            IndexType::SizeT,
+            d.up(&bytes_of(v)),
+            *v.last().unwrap() as usize,
+        ),
+    };
+    let (it, ci) = match &t.idx {
+        Ix::I32(v) => (IndexType::Int32, d.up(&bytes_of(v))),
+        Ix::I64(v) => (IndexType::Int64, d.up(&bytes_of(v))),
+    };
+    let vals = t.val.as_ref().map(|v| match v {
+        Val::F32(x) => d.up(&bytes_of(x)),
+        Val::F64(x) => d.up(&bytes_of(x)),
+    });
+    DeviceCsr {
+        nrows: t.nrows,
+        ncols: t.ncols,
+        nnz: nnz - t.base,
+        base: t.base,
+        offset_type: ot,
+        row_offsets: rp,
+        index_type: it,
+        col_indices: ci,
+        value_type: t.vt,
+        values: vals,
+    }
+}
+
+fn ints_of(bytes: &[u8], wide: bool, base: usize) -> Vec<usize> {
+    if wide {
+        bytes
+            .chunks(8)
+            .map(|c| i64::from_ne_bytes(c.try_into().unwrap()) as usize - base)
+            .collect()
+    } else {
+        bytes
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()) as usize - base)
+            .collect()
+    }
+}
+
+/// Device inputs and outputs on the GPU (every combination of host/device for inputs
+/// and outputs), against the reference.
+#[test]
+fn gpu_device_inputs_and_outputs() {
+    let Some(h) = gpu_handle("gpu_device_inputs_and_outputs", true) else {
+        return;
+    };
+    let mut rng = Rng::new(31);
+    let a = random(&mut rng, int_shape(200, 150, 20));
+    let b = random(&mut rng, int_shape(150, 120, 20));
+    for (ot, it, vt, base) in [
+        (IndexType::Int32, IndexType::Int32, ValueType::Float64, 0),
+        (IndexType::Int64, IndexType::Int64, ValueType::Float32, 1),
+        (IndexType::SizeT, IndexType::Int32, ValueType::Float64, 1),
+    ] {
+        let what = format!("{ot:?}/{it:?}/{vt:?} base {base}");
+        let ta = typed(&a, ot, it, vt, base, true);
+        let tb = typed(&b, ot, it, vt, base, true);
+        let mut d = DevArrays::new();
+        let da = dev_matrix(&mut d, &ta);
+        let db = dev_matrix(&mut d, &tb);
+        let f = OutputFormat {
+            offsets: if ot == IndexType::SizeT {
+                IndexType::Int64
+            } else {
+                ot
+            },
+            indices: it,
+            base,
+        };
+        let plan = symbolic_device(&h, &da, &db, f).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let want = expected(&a, &b, vt, true);
+        let nnz = plan.nnz();
+        assert_eq!(nnz, want.col.len(), "{what}");
+        // Device in, device out.
+        let (ow, iw) = (f.offsets != IndexType::Int32, f.indices != IndexType::Int32);
+        let vb = if vt == ValueType::Float32 { 4 } else { 8 };
+        let c_rp = d.zeros((plan.nrows() + 1) * if ow { 8 } else { 4 });
+        let c_ci = d.zeros(nnz * if iw { 8 } else { 4 });
+        let c_v = d.zeros(nnz * vb);
+        numeric_device(
+            &h,
+            &plan,
+            NumericInputs::Device(&da, &db),
+            NumericOutputs::Device(DeviceOut {
+                row_offsets: Some(c_rp),
+                col_indices: c_ci,
+                values: Some(c_v),
+            }),
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let rp = ints_of(
+            &d.down(c_rp, (plan.nrows() + 1) * if ow { 8 } else { 4 }),
+            ow,
+            base,
+        );
+        let ci = ints_of(&d.down(c_ci, nnz * if iw { 8 } else { 4 }), iw, base);
+        let vals = d.down(c_v, nnz * vb);
+        let bits: Vec<u64> = if vb == 4 {
+            vals.chunks(4)
+                .map(|c| f32::from_ne_bytes(c.try_into().unwrap()).to_bits() as u64)
+                .collect()
+        } else {
+            vals.chunks(8)
+                .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+                .collect()
+        };
+        assert_eq!(rp, want.ptr, "{what}: device row offsets");
+        assert_eq!(ci, want.col, "{what}: device columns");
+        assert_eq!(bits, want.bits, "{what}: device values");
+        // Device in, host out.
+        let mut idx = IndexVec::zeroed(f.indices, nnz).unwrap();
+        let mut val = ValueVec::zeroed(vt, nnz).unwrap();
+        numeric_device(
+            &h,
+            &plan,
+            NumericInputs::Device(&da, &db),
+            NumericOutputs::Host {
+                cols: idx.as_mut(),
+                vals: Some(val.as_mut()),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let col: Vec<usize> = match &idx {
+            IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+            IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+        };
+        assert_eq!(col, want.col, "{what}: host columns from device inputs");
+        // Host in (a plan made on the GPU from host arrays), device out.
+        let hplan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+        let c_ci2 = d.zeros(nnz * if iw { 8 } else { 4 });
+        numeric_device(
+            &h,
+            &hplan,
+            NumericInputs::Host(&ta.any(), &tb.any()),
+            NumericOutputs::Device(DeviceOut {
+                row_offsets: None,
+                col_indices: c_ci2,
+                values: None,
+            }),
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let ci2 = ints_of(&d.down(c_ci2, nnz * if iw { 8 } else { 4 }), iw, base);
+        assert_eq!(ci2, want.col, "{what}: device columns from host inputs");
+    }
+    // A bad column index in device memory is caught on the device.
+    let ta = typed(
+        &a,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let tb = typed(
+        &b,
+        IndexType::Int32,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let mut d = DevArrays::new();
+    let da = dev_matrix(&mut d, &ta);
+    let mut bad = tb;
+    if let Ix::I32(v) = &mut bad.idx {
+        v[3] = 10_000;
+    }
+    let db = dev_matrix(&mut d, &bad);
+    let e = symbolic_device(&h, &da, &db, F32).unwrap_err();
+    assert_eq!(e.status, Status::IndexOutOfRange, "{e}");
+    assert!(e.message.contains("position 3"), "{e}");
+}
+
+/// Hybrid on a GPU: the product matches the reference on the first call (default
+/// split) and the second (rates measured), the rows add up, band inputs take the band
+/// rule once rates exist.
+#[test]
+fn gpu_hybrid_matches_reference() {
+    let Some(mut h) = gpu_handle("gpu_hybrid_matches_reference", true) else {
+        return;
+    };
+    h.options.backend = Backend::Auto;
+    h.options.hybrid = true;
+    let mut rng = Rng::new(41);
+    let a = random(&mut rng, int_shape(400, 300, 25));
+    let b = random(&mut rng, int_shape(300, 200, 25));
+    let t = (IndexType::Int32, IndexType::Int64, ValueType::Float64);
+    let ta = typed(&a, t.0, t.1, t.2, 1, true);
+    let tb = typed(&b, t.0, t.1, t.2, 1, true);
+    let f = OutputFormat {
+        offsets: IndexType::Int64,
+        indices: IndexType::Int32,
+        base: 1,
+    };
+    let want = expected(&a, &b, ValueType::Float64, true);
+    for call in 0..3 {
+        let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+        assert!(plan.hybrid.is_some(), "call {call}: not a hybrid plan");
+        let (c, g) = plan.rows_by_side();
+        assert_eq!(c + g, 400);
+        eprintln!(
+            "gpu_hybrid_matches_reference call {call}: {}",
+            plan.describe()
+        );
+        let got = numeric_out(&h, &plan, &ta, &tb, f, true).unwrap();
+        assert_eq!(got.ptr, want.ptr, "call {call}");
+        assert_eq!(got.col, want.col, "call {call}");
+        assert_eq!(got.bits, want.bits, "call {call}");
+    }
+    let r = *h.hybrid_rates.lock();
+    assert!(r.cpu.is_some() && r.gpu.is_some(), "{r:?}");
+}
+
+/// GPU SpMM through the typed API's backend selection (the C API's `spgemm_spmm`).
+#[test]
+fn gpu_spmm_through_backend() {
+    use spgemm::csr::ValueSlice;
+    use spgemm::output::ValueSliceMut;
+    use spgemm::spmm::{DenseArgs, Layout as L, Op};
+    let Some(h) = gpu_handle("gpu_spmm_through_backend", true) else {
+        return;
+    };
+    let mut rng = Rng::new(51);
+    let a = random(&mut rng, int_shape(120, 90, 10));
+    let ta = typed(
+        &a,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        1,
+        true,
+    );
+    let k = 5;
+    let x: Vec<f64> = (0..90 * k).map(|i| (i % 5) as f64 - 2.0).collect();
+    for layout in [L::RowMajor, L::ColMajor] {
+        let (ldx, ldy) = match layout {
+            L::RowMajor => (k, k),
+            L::ColMajor => (90, 120),
+        };
+        let mut y = vec![1.0f64; 120 * k];
+        spgemm::spmm::spmm(
+            &h,
+            Op::NonTranspose,
+            2.0,
+            &ta.any(),
+            None,
+            -1.0,
+            DenseArgs {
+                layout,
+                k,
+                x: ValueSlice::F64(&x),
+                ldx,
+                y: ValueSliceMut::F64(&mut y),
+                ldy,
+            },
+        )
+        .unwrap();
+        let at = |v: &[f64], i: usize, j: usize, ld: usize| match layout {
+            L::RowMajor => v[i * ld + j],
+            L::ColMajor => v[i + j * ld],
+        };
+        for i in 0..120 {
+            for j in 0..k {
+                let s: f64 = (a.ptr[i]..a.ptr[i + 1])
+                    .map(|p| a.val[p] * at(&x, a.col[p], j, ldx))
+                    .sum();
+                assert_eq!(at(&y, i, j, ldy), 2.0 * s - 1.0, "{layout:?} Y[{i}, {j}]");
+            }
+        }
+    }
+    let e = spgemm::spmm::spmm(
+        &h,
+        Op::Transpose,
+        1.0,
+        &ta.any(),
+        None,
+        0.0,
+        DenseArgs {
+            layout: L::RowMajor,
+            k,
+            x: ValueSlice::F64(&x),
+            ldx: k,
+            y: ValueSliceMut::F64(&mut vec![0.0; 120 * k]),
+            ldy: k,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.status, Status::NotSupported, "{e}");
+}

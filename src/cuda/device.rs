@@ -72,6 +72,10 @@ const SPGEMM_KERNELS: &[&str] = &[
     "sym_global",
     "num_shared",
     "num_global",
+    "idx_from_i32",
+    "idx_from_i64",
+    "offsets_check",
+    "idx_to_caller",
 ];
 const SPMM_KERNELS: &[&str] = &["spmm_halfwarp", "spmm_rowmajor"];
 

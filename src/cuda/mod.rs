@@ -13,16 +13,19 @@ pub mod bins;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
+mod hybrid;
+pub mod limits;
+pub mod memory;
+#[cfg(feature = "cuda")]
 mod spgemm;
 #[cfg(feature = "cuda")]
 pub mod spmm;
 
 use crate::csr::AnyCsr;
-#[cfg(not(feature = "cuda"))]
-use crate::error::err;
-use crate::error::{Result, Status};
+use crate::error::{Result, Status, err};
 use crate::handle::{Backend, Handle};
 use crate::plan::{OutputFormat, Plan};
+pub use memory::{DeviceCsr, DeviceOut, DevicePtr};
 
 /// CUDA C sources, compiled at run time (and by the compile checks in tests/).
 pub const SPGEMM_SOURCE: &str = include_str!("../../kernels/spgemm.cu");
@@ -48,6 +51,14 @@ pub use spgemm::GpuPlan;
 #[cfg(not(feature = "cuda"))]
 #[derive(Debug)]
 pub enum GpuPlan {}
+
+#[cfg(feature = "cuda")]
+pub use hybrid::HybridPlan;
+
+/// Stand-in hybrid plan of builds without the `cuda` feature (no value exists).
+#[cfg(not(feature = "cuda"))]
+#[derive(Debug)]
+pub enum HybridPlan {}
 
 /// The handle's GPU, opened on first use and kept (with its compiled kernels) for the
 /// handle's life. A failure to open is kept too: the answer does not change.
@@ -117,6 +128,9 @@ pub fn try_symbolic(
     b: &AnyCsr<'_>,
     format: OutputFormat,
 ) -> Option<Result<Plan>> {
+    if handle.options.hybrid && handle.options.backend != Backend::Cpu && handle.gpu.available() {
+        return Some(gpu_hybrid_symbolic(handle, a, b, format));
+    }
     match handle.options.backend {
         Backend::Cpu => None,
         Backend::Cuda => Some(
@@ -136,6 +150,67 @@ pub fn try_symbolic(
                 r => Some(r),
             }
         }
+    }
+}
+
+/// A CPU plan made while the handle asked for hybrid products: record in the plan that
+/// every row ran on the CPU, and why.
+pub fn note_cpu_only(handle: &Handle, plan: &mut Plan) {
+    if !handle.options.hybrid {
+        return;
+    }
+    let why = if handle.options.backend == Backend::Cpu {
+        "the handle's backend is SPGEMM_BACKEND_CPU".to_string()
+    } else {
+        match handle.gpu.check() {
+            Err(e) => e.message,
+            Ok(()) => "the product was not split".to_string(),
+        }
+    };
+    plan.split = Some(crate::hybrid::Split::all_cpu(plan.nrows(), why));
+}
+
+#[cfg(feature = "cuda")]
+fn gpu_hybrid_symbolic(
+    handle: &Handle,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    format: OutputFormat,
+) -> Result<Plan> {
+    hybrid::symbolic(handle, a, b, format)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu_hybrid_symbolic(
+    _: &Handle,
+    _: &AnyCsr<'_>,
+    _: &AnyCsr<'_>,
+    _: OutputFormat,
+) -> Result<Plan> {
+    err(
+        Status::NoDevice,
+        "libspgemm was built without the `cuda` feature",
+    )
+}
+
+/// Numeric phase of a hybrid plan (exists only where a GPU made it).
+pub fn hybrid_numeric(
+    handle: &Handle,
+    plan: &Plan,
+    hp: &HybridPlan,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    cols: crate::output::IndexSliceMut<'_>,
+    vals: Option<crate::output::ValueSliceMut<'_>>,
+) -> Result<()> {
+    #[cfg(feature = "cuda")]
+    {
+        hybrid::numeric(handle, plan, hp, a, b, cols, vals)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (handle, plan, a, b, cols, vals);
+        match *hp {}
     }
 }
 
@@ -184,4 +259,181 @@ where
     V: crate::types::Scalar,
 {
     match *g {}
+}
+
+/// Inputs of a numeric call: host descriptors or device descriptors.
+pub enum NumericInputs<'x, 'a> {
+    Host(&'x AnyCsr<'a>, &'x AnyCsr<'a>),
+    Device(&'x DeviceCsr, &'x DeviceCsr),
+}
+
+/// Outputs of a numeric call: caller host arrays or caller device arrays.
+pub enum NumericOutputs<'o> {
+    Host {
+        cols: crate::output::IndexSliceMut<'o>,
+        vals: Option<crate::output::ValueSliceMut<'o>>,
+    },
+    Device(DeviceOut),
+}
+
+/// Symbolic phase of A and B in device memory. Checks types, shapes and 32-bit device
+/// limits first, then that the handle can use a GPU (`NotSupported` for the CPU backend,
+/// `NoDevice` without a usable device); only then is anything done on the device.
+pub fn symbolic_device(
+    handle: &Handle,
+    a: &DeviceCsr,
+    b: &DeviceCsr,
+    format: OutputFormat,
+) -> Result<Plan> {
+    memory::check_pair(a, b, &format)?;
+    memory::require_gpu(handle, "A and B are")?;
+    gpu_symbolic_device(handle, a, b, format)
+}
+
+#[cfg(feature = "cuda")]
+fn gpu_symbolic_device(
+    handle: &Handle,
+    a: &DeviceCsr,
+    b: &DeviceCsr,
+    format: OutputFormat,
+) -> Result<Plan> {
+    spgemm::symbolic_device(handle, a, b, format)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu_symbolic_device(_: &Handle, _: &DeviceCsr, _: &DeviceCsr, _: OutputFormat) -> Result<Plan> {
+    err(
+        Status::NoDevice,
+        "libspgemm was built without the `cuda` feature",
+    )
+}
+
+/// Numeric phase where inputs or outputs (or both) are in device memory. Needs a usable
+/// GPU (else `NoDevice`, or `NotSupported` for the CPU backend) and a plan made on it
+/// (else `NotSupported`): device memory is never read or written on the host.
+pub fn numeric_device(
+    handle: &Handle,
+    plan: &Plan,
+    inputs: NumericInputs<'_, '_>,
+    outputs: NumericOutputs<'_>,
+) -> Result<()> {
+    let what = match (&inputs, &outputs) {
+        (NumericInputs::Device(..), NumericOutputs::Device(_)) => "A, B and C are",
+        (NumericInputs::Device(..), _) => "A and B are",
+        _ => "C's arrays are",
+    };
+    if let NumericInputs::Device(a, b) = &inputs {
+        memory::check_against_plan(plan, a, b)?;
+    }
+    memory::require_gpu(handle, what)?;
+    if plan.hybrid.is_some() {
+        return err(
+            Status::NotSupported,
+            format!(
+                "{what} in GPU memory, but the plan is a hybrid CPU+GPU plan, which takes host \
+                 arrays only (turn hybrid off with spgemm_set_hybrid before spgemm_symbolic)"
+            ),
+        );
+    }
+    if plan.gpu.is_none() {
+        return err(
+            Status::NotSupported,
+            format!(
+                "{what} in GPU memory, but the plan was made on the CPU; make the plan with \
+                 spgemm_symbolic on a handle whose backend is SPGEMM_BACKEND_CUDA (or AUTO with \
+                 device inputs)"
+            ),
+        );
+    }
+    gpu_numeric_device(handle, plan, inputs, outputs)
+}
+
+#[cfg(feature = "cuda")]
+fn gpu_numeric_device(
+    handle: &Handle,
+    plan: &Plan,
+    inputs: NumericInputs<'_, '_>,
+    outputs: NumericOutputs<'_>,
+) -> Result<()> {
+    spgemm::numeric_device(handle, plan, inputs, outputs)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu_numeric_device(
+    _: &Handle,
+    _: &Plan,
+    _: NumericInputs<'_, '_>,
+    _: NumericOutputs<'_>,
+) -> Result<()> {
+    err(
+        Status::NoDevice,
+        "libspgemm was built without the `cuda` feature",
+    )
+}
+
+/// Where an SpMM runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpmmWhere {
+    Cpu,
+    Gpu,
+}
+
+/// The backend for Y = alpha * op(A) * X + beta * Y. `Cuda` needs a usable device
+/// (`NoDevice`) and op(A) = A (`NotSupported` for A^T: the GPU kernels read A by rows);
+/// `Auto` takes the GPU only when one is usable, op(A) = A and A holds at least
+/// `AUTO_MIN_INPUT_NNZ` entries, else the CPU; `Cpu` is the CPU.
+pub fn spmm_where(handle: &Handle, transposed: bool, a_nnz: usize) -> Result<SpmmWhere> {
+    match handle.options.backend {
+        Backend::Cpu => Ok(SpmmWhere::Cpu),
+        Backend::Cuda => {
+            handle.gpu.check()?;
+            if transposed {
+                return err(
+                    Status::NotSupported,
+                    "the GPU SpMM computes op(A) = A only; for A^T use SPGEMM_BACKEND_CPU or AUTO",
+                );
+            }
+            Ok(SpmmWhere::Gpu)
+        }
+        Backend::Auto => Ok(
+            if !transposed && a_nnz >= AUTO_MIN_INPUT_NNZ && handle.gpu.available() {
+                SpmmWhere::Gpu
+            } else {
+                SpmmWhere::Cpu
+            },
+        ),
+    }
+}
+
+/// Y = alpha * A * X + beta * Y on the handle's GPU (host arrays; see `spmm::spmm`).
+#[allow(clippy::too_many_arguments)]
+pub fn gpu_spmm<O: crate::types::Idx, I: crate::types::Idx, V: crate::types::Scalar>(
+    handle: &Handle,
+    a: &crate::csr::CsrRef<'_, O, I, V>,
+    row_major: bool,
+    n: usize,
+    x: &[V],
+    ldx: usize,
+    alpha: V,
+    beta: V,
+    y: &mut [V],
+    ldy: usize,
+) -> Result<()> {
+    #[cfg(feature = "cuda")]
+    {
+        let layout = if row_major {
+            spmm::Layout::RowMajor
+        } else {
+            spmm::Layout::ColMajor
+        };
+        spmm::spmm(handle, a, layout, n, x, ldx, alpha, beta, y, ldy)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (handle, a, row_major, n, x, ldx, alpha, beta, y, ldy);
+        err(
+            Status::NoDevice,
+            "libspgemm was built without the `cuda` feature",
+        )
+    }
 }

@@ -4,6 +4,7 @@
 //! so a numeric call only uploads values.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -11,12 +12,14 @@ use rayon::prelude::*;
 
 use super::bins::{self, Bin};
 use super::device::{Gpu, Source, drv};
+use super::limits;
+use super::memory::{DeviceCsr, DeviceOut, DevicePtr};
 use crate::csr::{AnyCsr, CsrRef, FromAny, PairOp, dispatch_pair};
 use crate::error::{Result, Status, err};
 use crate::handle::{Algorithm, Handle};
 use crate::output::IndexSliceMut;
 use crate::plan::{InputShape, OutputFormat, Plan};
-use crate::types::{Idx, Scalar};
+use crate::types::{Idx, IndexType, Scalar, ValueType};
 
 /// Device state a plan keeps for its numeric calls.
 pub struct GpuPlan {
@@ -37,6 +40,13 @@ pub struct GpuPlan {
     value_bytes: usize,
     /// Rows the symbolic phase moved from shared to global-memory tables.
     symbolic_global_rows: usize,
+    /// Rows of C this plan computes, and the entries of A they read (all of A, or the
+    /// GPU's rows of a hybrid split).
+    rows: usize,
+    a_entries: Range<usize>,
+    /// Entries of C in these rows, and whether each row comes out sorted.
+    nnz: usize,
+    sorted: bool,
 }
 
 impl std::fmt::Debug for GpuPlan {
@@ -67,9 +77,10 @@ impl GpuPlan {
 }
 
 fn too_big<T>(what: &str, n: usize) -> Result<T> {
+    limits::check(&[(what, n)])?;
     err(
-        Status::NotSupported,
-        format!("the GPU backend uses 32-bit device indices: {what} = {n} exceeds 2^31 - 1"),
+        Status::Internal,
+        format!("{what} = {n} was reported too big for the device"),
     )
 }
 
@@ -82,15 +93,17 @@ fn as_i32<T: Idx>(v: &[T], base: usize, validated: bool) -> Option<&[i32]> {
     })
 }
 
+/// Row offsets as 0-based int32: `sub` is the first offset (the base for a whole matrix,
+/// the first row's start for a range of rows).
 fn dev_offsets_cow<'x, O: Idx>(
     name: &str,
     ptr: &'x [O],
-    base: usize,
+    sub: usize,
     validated: bool,
 ) -> Result<Cow<'x, [i32]>> {
-    match as_i32(ptr, base, validated) {
+    match as_i32(ptr, sub, validated) {
         Some(v) => Ok(Cow::Borrowed(v)),
-        None => dev_offsets(name, ptr, base).map(Cow::Owned),
+        None => dev_offsets(name, ptr, sub).map(Cow::Owned),
     }
 }
 
@@ -260,6 +273,135 @@ struct GpuSymbolicOp<'h> {
     format: OutputFormat,
 }
 
+/// The GPU's share of a product: rows `rows` of A times B, symbolic phase done, numeric
+/// bins ready. `row_nnz[i]` is the length of row `rows.start + i` of C.
+pub struct GpuPart {
+    pub plan: GpuPlan,
+    pub row_nnz: Vec<usize>,
+    pub flops: u64,
+    pub max_row_flops: u64,
+}
+
+/// Symbolic phase of rows `rows` of A times B on the GPU (host inputs, already validated
+/// when `validated`). The whole product is `rows = 0..m`; a hybrid split gives the GPU
+/// its rows this way.
+#[allow(clippy::too_many_arguments)]
+pub fn symbolic_rows<O: Idx, I: Idx, V: Scalar>(
+    gpu: &Arc<Gpu>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    rows: Range<usize>,
+    validated: bool,
+    sorted: bool,
+    timing: &Timing<'_>,
+) -> Result<GpuPart> {
+    let k = b.ncols();
+    let offs = &a.row_offsets()[rows.start..=rows.end];
+    let first = offs[0].to_usize();
+    let entries = first - a.base()..offs[offs.len() - 1].to_usize() - a.base();
+    let a_ptr = dev_offsets_cow("A", offs, first, validated)?;
+    let a_col = dev_cols_cow(
+        "A",
+        &a.col_indices()[entries.clone()],
+        a.base(),
+        a.ncols(),
+        validated,
+    )?;
+    let b_ptr = dev_offsets_cow("B", b.row_offsets(), b.base(), validated)?;
+    let b_col = dev_cols_cow("B", b.col_indices(), b.base(), k, validated)?;
+    timing.mark("symbolic: convert A, B to int32")?;
+    let s = &gpu.main;
+    let dev = DevStructure {
+        a_ptr: drv(s.clone_htod(&*a_ptr), "copy A")?,
+        a_col: drv(s.clone_htod(&*nonempty(&a_col)), "copy A")?,
+        b_ptr: drv(s.clone_htod(&*b_ptr), "copy B")?,
+        b_col: drv(s.clone_htod(&*nonempty(&b_col)), "copy B")?,
+    };
+    let part = symbolic_part(gpu, dev, rows.len(), k, entries, sorted, V::KIND)?;
+    timing.mark("symbolic: on device (n_prod, bins, hash kernels, n_nz back, numeric bins)")?;
+    Ok(part)
+}
+
+/// Runs the symbolic kernels on structure already on the device and prepares the numeric
+/// bins.
+fn symbolic_part(
+    gpu: &Arc<Gpu>,
+    dev: DevStructure,
+    m: usize,
+    k: usize,
+    a_entries: Range<usize>,
+    sorted: bool,
+    vt: ValueType,
+) -> Result<GpuPart> {
+    let sym = symbolic_on_device(gpu, m, dev, k)?;
+    let mut row_ptr = crate::alloc::try_filled(m + 1, 0usize, "row offsets of C")?;
+    for i in 0..m {
+        row_ptr[i + 1] = row_ptr[i] + sym.row_nnz[i] as usize;
+    }
+    let nnz = row_ptr[m];
+    if nnz >= limits::DEVICE_INDEX_LIMIT {
+        return too_big("nnz(C)", nnz);
+    }
+    let row_nnz: Vec<usize> = sym.row_nnz.iter().map(|&x| x as usize).collect();
+    let value_bytes = match vt {
+        ValueType::Float32 => 4,
+        ValueType::Float64 => 8,
+    };
+    let (plan, flops, max_row_flops) =
+        plan_numeric(gpu, sym, &row_ptr, value_bytes, vt, a_entries, sorted)?;
+    Ok(GpuPart {
+        plan,
+        row_nnz,
+        flops,
+        max_row_flops,
+    })
+}
+
+/// The host plan around a GPU part covering all rows.
+fn whole_plan(
+    part: GpuPart,
+    shape: InputShape,
+    digests: Option<(u64, u64)>,
+    format: OutputFormat,
+) -> Result<Plan> {
+    let m = part.row_nnz.len();
+    let mut row_ptr = crate::alloc::try_filled(m + 1, 0usize, "row offsets of C")?;
+    for i in 0..m {
+        row_ptr[i + 1] = row_ptr[i] + part.row_nnz[i];
+    }
+    let nnz = row_ptr[m];
+    let limit = format.offsets.max_usize() - format.base;
+    if nnz > limit {
+        return err(
+            Status::IndexOverflow,
+            format!(
+                "C has {nnz} entries, more than {} row offsets can address ({limit})",
+                format.offsets.name()
+            ),
+        );
+    }
+    let max_row_nnz = part.row_nnz.iter().copied().max().unwrap_or(0);
+    let sorted = part.plan.sorted;
+    Ok(Plan {
+        shape,
+        digests,
+        format,
+        flops: part.flops,
+        max_row_flops: part.max_row_flops,
+        row_ptr,
+        chunks: Vec::new(),
+        max_row_nnz,
+        symbolic_alg: Algorithm::LinearProbe,
+        numeric_alg: Algorithm::LinearProbe,
+        sorted,
+        gpu: Some(Box::new(part.plan)),
+        compressed: false,
+        reuse: Default::default(),
+        split: None,
+        hybrid: None,
+    })
+}
+
 impl PairOp for GpuSymbolicOp<'_> {
     type Out = Plan;
     fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<Plan>
@@ -283,18 +425,7 @@ impl PairOp for GpuSymbolicOp<'_> {
         }
         let k = b.ncols();
         crate::exec::check_format(&self.format, k)?;
-        let lim = i32::MAX as usize;
-        for (what, n) in [
-            ("rows of A", a.nrows()),
-            ("columns of A", a.ncols()),
-            ("columns of B", k),
-            ("nnz(A)", a.nnz()),
-            ("nnz(B)", b.nnz()),
-        ] {
-            if n >= lim {
-                return too_big(what, n);
-            }
-        }
+        limits::check_product(a.nrows(), a.ncols(), k, a.nnz(), b.nnz())?;
         let gpu = h.gpu.get()?;
         h.install(|| {
             let timing = Timing::new(&gpu.main);
@@ -306,96 +437,52 @@ impl PairOp for GpuSymbolicOp<'_> {
                 None
             };
             timing.mark("symbolic: validate, digest")?;
-            let v = digests.is_some();
-            let a_ptr = dev_offsets_cow("A", a.row_offsets(), a.base(), v)?;
-            let a_col = dev_cols_cow("A", a.col_indices(), a.base(), a.ncols(), v)?;
-            let b_ptr = dev_offsets_cow("B", b.row_offsets(), b.base(), v)?;
-            let b_col = dev_cols_cow("B", b.col_indices(), b.base(), k, v)?;
-            timing.mark("symbolic: convert A, B to int32")?;
-            let sym = symbolic_on_device(&gpu, a.nrows(), &a_ptr, &a_col, &b_ptr, &b_col, k)?;
-            timing.mark("symbolic: on device (copies, n_prod, bins, hash kernels, n_nz back)")?;
-            let m = a.nrows();
-            let mut row_ptr = crate::alloc::try_filled(m + 1, 0usize, "row offsets of C")?;
-            for i in 0..m {
-                row_ptr[i + 1] = row_ptr[i] + sym.row_nnz[i] as usize;
-            }
-            let nnz = row_ptr[m];
-            let limit = self.format.offsets.max_usize() - self.format.base;
-            if nnz > limit {
-                return err(
-                    Status::IndexOverflow,
-                    format!(
-                        "C has {nnz} entries, more than {} row offsets can address ({limit})",
-                        self.format.offsets.name()
-                    ),
-                );
-            }
-            if nnz >= lim {
-                return too_big("nnz(C)", nnz);
-            }
-            let gplan = plan_numeric(&gpu, sym, &row_ptr, std::mem::size_of::<V>(), V::KIND)?;
-            timing.mark("symbolic: prefix sum, numeric bins, C offsets up")?;
-            let max_row_nnz = (0..m)
-                .map(|i| row_ptr[i + 1] - row_ptr[i])
-                .max()
-                .unwrap_or(0);
-            Ok(Plan {
-                shape: InputShape {
-                    sig: crate::exec::a_sig::<O, I, V>(),
-                    a_nrows: a.nrows(),
-                    a_ncols: a.ncols(),
-                    b_ncols: k,
-                    a_nnz: a.nnz(),
-                    b_nnz: b.nnz(),
-                    a_base: a.base(),
-                    b_base: b.base(),
-                },
-                digests,
-                format: self.format,
-                flops: gplan.1,
-                max_row_flops: gplan.2,
-                row_ptr,
-                chunks: Vec::new(),
-                max_row_nnz,
-                symbolic_alg: Algorithm::LinearProbe,
-                numeric_alg: Algorithm::LinearProbe,
-                sorted: h.options.sorted_output,
-                gpu: Some(Box::new(gplan.0)),
-                compressed: false,
-                reuse: Default::default(),
-            })
+            let part = symbolic_rows(
+                &gpu,
+                &a,
+                &b,
+                0..a.nrows(),
+                digests.is_some(),
+                h.options.sorted_output,
+                &timing,
+            )?;
+            let shape = InputShape {
+                sig: crate::exec::a_sig::<O, I, V>(),
+                a_nrows: a.nrows(),
+                a_ncols: a.ncols(),
+                b_ncols: k,
+                a_nnz: a.nnz(),
+                b_nnz: b.nnz(),
+                a_base: a.base(),
+                b_base: b.base(),
+            };
+            whole_plan(part, shape, digests, self.format)
         })
     }
 }
 
-/// What the symbolic phase leaves on the device and brings back.
-struct Symbolic {
+/// A's and B's structure on the device, 0-based int32.
+struct DevStructure {
     a_ptr: CudaSlice<i32>,
     a_col: CudaSlice<i32>,
     b_ptr: CudaSlice<i32>,
     b_col: CudaSlice<i32>,
+}
+
+/// What the symbolic phase leaves on the device and brings back.
+struct Symbolic {
+    dev: DevStructure,
     row_nnz: Vec<i32>,
     flops: u64,
     max_row_flops: u64,
     global_rows: usize,
 }
 
-fn symbolic_on_device(
-    gpu: &Gpu,
-    m: usize,
-    a_ptr: &[i32],
-    a_col: &[i32],
-    b_ptr: &[i32],
-    b_col: &[i32],
-    k: usize,
-) -> Result<Symbolic> {
+fn symbolic_on_device(gpu: &Gpu, m: usize, dev: DevStructure, k: usize) -> Result<Symbolic> {
     let s = &gpu.main;
     // The symbolic kernels do not touch values: any value type's module has them.
     let md = gpu.module(Source::Spgemm, crate::types::ValueType::Float64)?;
-    let d_aptr = drv(s.clone_htod(a_ptr), "copy A")?;
-    let d_acol = drv(s.clone_htod(&*nonempty(a_col)), "copy A")?;
-    let d_bptr = drv(s.clone_htod(b_ptr), "copy B")?;
-    let d_bcol = drv(s.clone_htod(&*nonempty(b_col)), "copy B")?;
+    let (d_aptr, d_acol, d_bptr, d_bcol) = (&dev.a_ptr, &dev.a_col, &dev.b_ptr, &dev.b_col);
     let mut d_nprod = drv(s.alloc_zeros::<i64>(m.max(1)), "alloc")?;
     let mi = m as i32;
     if m > 0 {
@@ -404,9 +491,9 @@ fn symbolic_on_device(
             unsafe {
                 s.launch_builder(md.f("row_nprod")?)
                     .arg(&mi)
-                    .arg(&d_aptr)
-                    .arg(&d_acol)
-                    .arg(&d_bptr)
+                    .arg(d_aptr)
+                    .arg(d_acol)
+                    .arg(d_bptr)
                     .arg(&mut d_nprod)
                     .launch(cfg((m * 32).div_ceil(256), 256, 0))
             },
@@ -445,10 +532,10 @@ fn symbolic_on_device(
                     .arg(&tsize)
                     .arg(&tpr)
                     .arg(&fail_at)
-                    .arg(&d_aptr)
-                    .arg(&d_acol)
-                    .arg(&d_bptr)
-                    .arg(&d_bcol)
+                    .arg(d_aptr)
+                    .arg(d_acol)
+                    .arg(d_bptr)
+                    .arg(d_bcol)
                     .arg(&mut d_row_nnz)
                     .arg(&mut d_failed)
                     .arg(&mut d_nfailed)
@@ -484,10 +571,10 @@ fn symbolic_on_device(
                     .arg(&d_failed)
                     .arg(&n)
                     .arg(&ts)
-                    .arg(&d_aptr)
-                    .arg(&d_acol)
-                    .arg(&d_bptr)
-                    .arg(&d_bcol)
+                    .arg(d_aptr)
+                    .arg(d_acol)
+                    .arg(d_bptr)
+                    .arg(d_bcol)
                     .arg(&mut d_row_nnz)
                     .arg(&mut pool)
                     .arg(&mut next)
@@ -499,10 +586,7 @@ fn symbolic_on_device(
     let mut row_nnz = drv(s.clone_dtoh(&d_row_nnz), "copy")?;
     row_nnz.truncate(m);
     Ok(Symbolic {
-        a_ptr: d_aptr,
-        a_col: d_acol,
-        b_ptr: d_bptr,
-        b_col: d_bcol,
+        dev,
         row_nnz,
         flops,
         max_row_flops,
@@ -526,6 +610,8 @@ fn plan_numeric(
     row_ptr: &[usize],
     value_bytes: usize,
     vt: crate::types::ValueType,
+    a_entries: Range<usize>,
+    sorted: bool,
 ) -> Result<(GpuPlan, u64, u64)> {
     let s = &gpu.main;
     let m = row_ptr.len() - 1;
@@ -564,10 +650,10 @@ fn plan_numeric(
     Ok((
         GpuPlan {
             gpu: gpu.clone(),
-            a_ptr: sym.a_ptr,
-            a_col: sym.a_col,
-            b_ptr: sym.b_ptr,
-            b_col: sym.b_col,
+            a_ptr: sym.dev.a_ptr,
+            a_col: sym.dev.a_col,
+            b_ptr: sym.dev.b_ptr,
+            b_col: sym.dev.b_col,
             c_ptr: d_cptr,
             num_rows: d_rows,
             num_bins: nbins,
@@ -577,6 +663,10 @@ fn plan_numeric(
             global_tsize,
             value_bytes,
             symbolic_global_rows: sym.global_rows,
+            rows: m,
+            a_entries,
+            nnz: row_ptr[m],
+            sorted,
         },
         sym.flops,
         sym.max_row_flops,
@@ -591,6 +681,258 @@ fn nonempty_i64(v: &[i64]) -> Cow<'_, [i64]> {
     }
 }
 
+/// A caller's device array used in place. cudarc frees a `CudaSlice` on drop; this
+/// wrapper hands the slice back with `leak` instead, so the caller keeps ownership. The
+/// only way a caller's device pointer reaches a kernel.
+struct Borrowed<T> {
+    slice: Option<CudaSlice<T>>,
+}
+
+impl<T> Borrowed<T> {
+    /// # Safety
+    /// `p` addresses `len` elements of `T` in device memory of the handle's context,
+    /// valid while the wrapper lives.
+    unsafe fn new(stream: &Arc<CudaStream>, p: DevicePtr, len: usize) -> Borrowed<T> {
+        Borrowed {
+            // SAFETY: per this function's contract; dropped through `leak` (never freed).
+            slice: Some(unsafe { stream.upgrade_device_ptr(p.addr(), len) }),
+        }
+    }
+    fn get(&self) -> &CudaSlice<T> {
+        self.slice.as_ref().expect("present until dropped")
+    }
+    fn get_mut(&mut self) -> &mut CudaSlice<T> {
+        self.slice.as_mut().expect("present until dropped")
+    }
+}
+
+impl<T> Drop for Borrowed<T> {
+    fn drop(&mut self) {
+        if let Some(s) = self.slice.take() {
+            let _caller_owned = s.leak();
+        }
+    }
+}
+
+/// A device buffer of ours or the caller's.
+enum DevBuf<T> {
+    Own(CudaSlice<T>),
+    Caller(Borrowed<T>),
+}
+
+impl<T> DevBuf<T> {
+    fn get(&self) -> &CudaSlice<T> {
+        match self {
+            DevBuf::Own(s) => s,
+            DevBuf::Caller(b) => b.get(),
+        }
+    }
+    fn get_mut(&mut self) -> &mut CudaSlice<T> {
+        match self {
+            DevBuf::Own(s) => s,
+            DevBuf::Caller(b) => b.get_mut(),
+        }
+    }
+}
+
+/// Blocks for a grid-stride loop over `n` items.
+fn stride_grid(gpu: &Gpu, n: usize) -> usize {
+    n.div_ceil(256).clamp(1, 32 * gpu.sm_count as usize)
+}
+
+/// A caller's device index array (int32 or int64 / size_t) as 0-based int32, each entry
+/// checked to lie in [sub, sub + hi). Returns the array or the first bad position.
+#[allow(clippy::too_many_arguments)]
+fn index_from_caller(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    src: DevicePtr,
+    ty: IndexType,
+    n: usize,
+    sub: usize,
+    hi: usize,
+) -> Result<(CudaSlice<i32>, Option<usize>)> {
+    let s = &gpu.main;
+    let mut out = drv(s.alloc_zeros::<i32>(n.max(1)), "alloc")?;
+    if n == 0 {
+        return Ok((out, None));
+    }
+    if src.is_null() {
+        return err(
+            Status::NullPointer,
+            format!("a device array is NULL but {n} entries are needed"),
+        );
+    }
+    let mut bad = drv(s.clone_htod(&[n as u64]), "copy")?;
+    let (nl, subl, hil) = (n as i64, sub as i64, hi as i64);
+    let grid = stride_grid(gpu, n);
+    match ty {
+        IndexType::Int32 => {
+            // SAFETY: the caller's descriptor promises n int32 entries at src.
+            let inp = unsafe { Borrowed::<i32>::new(s, src, n) };
+            // SAFETY: arguments match idx_from_i32; out and inp hold n entries.
+            drv(
+                unsafe {
+                    s.launch_builder(md.f("idx_from_i32")?)
+                        .arg(inp.get())
+                        .arg(&nl)
+                        .arg(&subl)
+                        .arg(&hil)
+                        .arg(&mut out)
+                        .arg(&mut bad)
+                        .launch(cfg(grid, 256, 0))
+                },
+                "idx_from_i32",
+            )?;
+            drv(s.synchronize(), "synchronize")?;
+        }
+        IndexType::Int64 | IndexType::SizeT => {
+            // SAFETY: as above, 64-bit entries.
+            let inp = unsafe { Borrowed::<i64>::new(s, src, n) };
+            // SAFETY: arguments match idx_from_i64.
+            drv(
+                unsafe {
+                    s.launch_builder(md.f("idx_from_i64")?)
+                        .arg(inp.get())
+                        .arg(&nl)
+                        .arg(&subl)
+                        .arg(&hil)
+                        .arg(&mut out)
+                        .arg(&mut bad)
+                        .launch(cfg(grid, 256, 0))
+                },
+                "idx_from_i64",
+            )?;
+            drv(s.synchronize(), "synchronize")?;
+        }
+    }
+    let first = drv(s.clone_dtoh(&bad), "copy")?[0] as usize;
+    Ok((out, (first < n).then_some(first)))
+}
+
+/// A device descriptor's structure as 0-based int32 on the device, checked as
+/// validation checks host arrays: offsets from base to base + nnz, never decreasing;
+/// column indices in [base, base + ncols).
+fn structure_from_caller(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    name: &str,
+    x: &DeviceCsr,
+) -> Result<(CudaSlice<i32>, CudaSlice<i32>)> {
+    let s = &gpu.main;
+    let m = x.nrows;
+    let (ptr, bad) = index_from_caller(
+        gpu,
+        md,
+        x.row_offsets,
+        x.offset_type,
+        m + 1,
+        x.base,
+        x.nnz + 1,
+    )?;
+    if let Some(i) = bad {
+        return err(
+            Status::InvalidStructure,
+            format!(
+                "{name}: row_offsets[{i}] is outside [{}, {}] (base .. base + nnz)",
+                x.base,
+                x.base + x.nnz
+            ),
+        );
+    }
+    let mut ends = [0i32; 2];
+    drv(s.memcpy_dtoh(&ptr.slice(0..1), &mut ends[..1]), "copy")?;
+    drv(s.memcpy_dtoh(&ptr.slice(m..m + 1), &mut ends[1..]), "copy")?;
+    drv(s.synchronize(), "synchronize")?;
+    if ends[0] != 0 {
+        return err(
+            Status::InvalidStructure,
+            format!(
+                "{name}: row_offsets[0] = {}, expected the index base {}",
+                ends[0] as usize + x.base,
+                x.base
+            ),
+        );
+    }
+    if ends[1] as usize != x.nnz {
+        return err(
+            Status::InvalidStructure,
+            format!(
+                "{name}: row_offsets[{m}] = {} implies {} entries, but the descriptor says nnz = {}",
+                ends[1] as usize + x.base,
+                ends[1],
+                x.nnz
+            ),
+        );
+    }
+    if m > 0 {
+        let mut bad = drv(s.clone_htod(&[m as u64]), "copy")?;
+        let mi = m as i32;
+        // SAFETY: arguments match offsets_check; ptr holds m + 1 entries.
+        drv(
+            unsafe {
+                s.launch_builder(md.f("offsets_check")?)
+                    .arg(&ptr)
+                    .arg(&mi)
+                    .arg(&mut bad)
+                    .launch(cfg(stride_grid(gpu, m), 256, 0))
+            },
+            "offsets_check",
+        )?;
+        let first = drv(s.clone_dtoh(&bad), "copy")?[0] as usize;
+        if first < m {
+            return err(
+                Status::InvalidStructure,
+                format!("{name}: row offsets decrease at row {first}"),
+            );
+        }
+    }
+    let (col, bad) =
+        index_from_caller(gpu, md, x.col_indices, x.index_type, x.nnz, x.base, x.ncols)?;
+    if let Some(p) = bad {
+        return err(
+            Status::IndexOutOfRange,
+            format!(
+                "{name}: the column index at position {p} is outside [{}, {})",
+                x.base,
+                x.base + x.ncols
+            ),
+        );
+    }
+    Ok((ptr, col))
+}
+
+/// Symbolic phase for A and B in device memory (checked by the caller: types, shapes,
+/// sizes within 32-bit device indices, a usable GPU).
+pub fn symbolic_device(
+    handle: &Handle,
+    a: &DeviceCsr,
+    b: &DeviceCsr,
+    format: OutputFormat,
+) -> Result<Plan> {
+    let gpu = handle.gpu.get()?;
+    let md = gpu.module(Source::Spgemm, a.value_type)?;
+    let (a_ptr, a_col) = structure_from_caller(&gpu, &md, "A", a)?;
+    let (b_ptr, b_col) = structure_from_caller(&gpu, &md, "B", b)?;
+    let dev = DevStructure {
+        a_ptr,
+        a_col,
+        b_ptr,
+        b_col,
+    };
+    let part = symbolic_part(
+        &gpu,
+        dev,
+        a.nrows,
+        b.ncols,
+        0..a.nnz,
+        handle.options.sorted_output,
+        a.value_type,
+    )?;
+    // The structure was checked on the device; no host digest exists.
+    whole_plan(part, super::memory::shape_of(a, b), None, format)
+}
+
 /// Symbolic phase on the GPU (the handle's backend chose it).
 pub fn symbolic(
     handle: &Handle,
@@ -601,8 +943,25 @@ pub fn symbolic(
     dispatch_pair(a, b, GpuSymbolicOp { handle, format })
 }
 
-/// Numeric phase of a GPU plan: uploads the values, runs the bins (largest first, over
-/// several streams), downloads C. Inputs were checked against the plan by the caller.
+/// Where a numeric call's values of A and B come from.
+pub enum ValuesIn<'x, V> {
+    /// Host arrays (all of A's values: the plan's `a_entries` picks its part).
+    Host(Option<&'x [V]>, Option<&'x [V]>),
+    /// The caller's device arrays.
+    Device(Option<DevicePtr>, Option<DevicePtr>),
+}
+
+/// Where C goes.
+pub enum COut<'o, V> {
+    Host {
+        cols: IndexSliceMut<'o>,
+        vals: Option<&'o mut [V]>,
+    },
+    Device(DeviceOut),
+}
+
+/// Numeric phase of a GPU plan with host inputs and outputs (exec's hook). Inputs were
+/// checked against the plan by the caller.
 pub fn numeric<O: Idx, I: Idx, V: Scalar>(
     _handle: &Handle,
     plan: &Plan,
@@ -612,6 +971,26 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
     cols: IndexSliceMut<'_>,
     vals: Option<&mut [V]>,
 ) -> Result<()> {
+    numeric_part(
+        g,
+        plan.format,
+        ValuesIn::Host(a.values(), b.values()),
+        COut::Host { cols, vals },
+    )
+    .map(|_| ())
+}
+
+/// Numeric phase of a GPU plan (or of the GPU's rows of a hybrid plan): takes the
+/// values (uploading host ones), runs the bins (largest first, over several streams),
+/// writes C to the host or the caller's device arrays. `format` gives C's index types
+/// and base. Host outputs hold exactly this part's entries. Returns the seconds spent
+/// writing C out after the kernels finished (the copy rate of hybrid splits).
+pub fn numeric_part<V: Scalar>(
+    g: &GpuPlan,
+    format: OutputFormat,
+    vin: ValuesIn<'_, V>,
+    out: COut<'_, V>,
+) -> Result<f64> {
     let gpu = &g.gpu;
     let s = &gpu.main;
     let timing = Timing::new(s);
@@ -619,25 +998,76 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         return err(Status::TypeMismatch, "values differ from the plan's type");
     }
     let md = gpu.module(Source::Spgemm, V::KIND)?;
-    let nnz = plan.nnz();
-    let has_vals = vals.is_some() as i32;
-    let sorted = plan.sorted as i32;
+    let nnz = g.nnz;
     let vb = g.value_bytes;
-    let (d_aval, d_bval) = match (has_vals, a.values(), b.values()) {
-        (1, Some(av), Some(bv)) if !av.is_empty() && !bv.is_empty() => (
-            drv(s.clone_htod(as_bytes(av)), "copy A values")?,
-            drv(s.clone_htod(as_bytes(bv)), "copy B values")?,
+    let want_vals = match &out {
+        COut::Host { vals, .. } => vals.is_some(),
+        COut::Device(d) => d.values.is_some(),
+    };
+    let has_vals = want_vals as i32;
+    let sorted = g.sorted as i32;
+    let ent = g.a_entries.clone();
+    let (d_aval, d_bval): (DevBuf<u8>, DevBuf<u8>) = match (want_vals, vin) {
+        (true, ValuesIn::Host(Some(av), Some(bv))) if !ent.is_empty() && !bv.is_empty() => (
+            DevBuf::Own(drv(
+                s.clone_htod(as_bytes(&av[ent.clone()])),
+                "copy A values",
+            )?),
+            DevBuf::Own(drv(s.clone_htod(as_bytes(bv)), "copy B values")?),
         ),
+        (true, ValuesIn::Device(Some(av), Some(bv))) if !ent.is_empty() => {
+            let b_len = g.b_col.len();
+            // SAFETY: the descriptors promise nnz values of V at each address; the plan's
+            // entries of A lie within A's (checked against the plan's shape).
+            unsafe {
+                (
+                    DevBuf::Caller(Borrowed::new(s, av.offset(ent.start * vb), ent.len() * vb)),
+                    DevBuf::Caller(Borrowed::new(s, bv, b_len * vb)),
+                )
+            }
+        }
+        (true, ValuesIn::Host(a, b)) if a.is_none() || b.is_none() => {
+            return err(
+                Status::InvalidValue,
+                "A or B has no values (pattern-only descriptor)",
+            );
+        }
+        (true, ValuesIn::Device(a, b)) if a.is_none() || b.is_none() => {
+            return err(
+                Status::InvalidValue,
+                "A or B has no values (pattern-only device descriptor)",
+            );
+        }
         _ => (
-            drv(s.alloc_zeros::<u8>(vb), "alloc")?,
-            drv(s.alloc_zeros::<u8>(vb), "alloc")?,
+            DevBuf::Own(drv(s.alloc_zeros::<u8>(vb), "alloc")?),
+            DevBuf::Own(drv(s.alloc_zeros::<u8>(vb), "alloc")?),
         ),
     };
-    let mut d_ccol = drv(s.alloc_zeros::<i32>(nnz.max(1)), "alloc C")?;
-    let mut d_cval = drv(
-        s.alloc_zeros::<u8>(if has_vals == 1 { nnz * vb } else { 0 }.max(vb)),
-        "alloc C",
-    )?;
+    // C's columns go straight into a caller's int32 0-based device array; otherwise into
+    // ours, converted afterwards. Values go straight into a caller's device array.
+    let direct_cols = matches!(out, COut::Device(_))
+        && format.indices == IndexType::Int32
+        && format.base == 0
+        && nnz > 0;
+    let mut d_ccol: DevBuf<i32> = match (&out, direct_cols) {
+        // SAFETY: the caller promises nnz(C) int32 entries at col_indices.
+        (COut::Device(d), true) => DevBuf::Caller(unsafe {
+            Borrowed::new(s, non_null(d.col_indices, "c_col_indices")?, nnz)
+        }),
+        _ => DevBuf::Own(drv(s.alloc_zeros::<i32>(nnz.max(1)), "alloc C")?),
+    };
+    let mut d_cval: DevBuf<u8> = match &out {
+        COut::Device(DeviceOut {
+            values: Some(v), ..
+        }) if nnz > 0 => {
+            // SAFETY: the caller promises nnz(C) values of V at `v`.
+            DevBuf::Caller(unsafe { Borrowed::new(s, non_null(*v, "c_values")?, nnz * vb) })
+        }
+        _ => DevBuf::Own(drv(
+            s.alloc_zeros::<u8>(if has_vals == 1 { nnz * vb } else { 0 }.max(vb)),
+            "alloc C",
+        )?),
+    };
     timing.mark("upload values, allocate C")?;
     let sizes = &g.num_sizes;
     for (bi, st) in schedule(gpu, sizes)? {
@@ -657,13 +1087,13 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
                     .arg(&tpr)
                     .arg(&g.a_ptr)
                     .arg(&g.a_col)
-                    .arg(&d_aval)
+                    .arg(d_aval.get())
                     .arg(&g.b_ptr)
                     .arg(&g.b_col)
-                    .arg(&d_bval)
+                    .arg(d_bval.get())
                     .arg(&g.c_ptr)
-                    .arg(&mut d_ccol)
-                    .arg(&mut d_cval)
+                    .arg(d_ccol.get_mut())
+                    .arg(d_cval.get_mut())
                     .arg(&sorted)
                     .arg(&has_vals)
                     .launch(cfg(grid, bin.block, bins::numeric_smem(bin, vb)))
@@ -691,13 +1121,13 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
                     .arg(&tsi)
                     .arg(&g.a_ptr)
                     .arg(&g.a_col)
-                    .arg(&d_aval)
+                    .arg(d_aval.get())
                     .arg(&g.b_ptr)
                     .arg(&g.b_col)
-                    .arg(&d_bval)
+                    .arg(d_bval.get())
                     .arg(&g.c_ptr)
-                    .arg(&mut d_ccol)
-                    .arg(&mut d_cval)
+                    .arg(d_ccol.get_mut())
+                    .arg(d_cval.get_mut())
                     .arg(&sorted)
                     .arg(&has_vals)
                     .arg(&kp)
@@ -710,57 +1140,124 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         pools = Some((kp, vp, next));
     }
     join_side(gpu)?;
+    drv(s.synchronize(), "synchronize")?;
     timing.mark("numeric kernels")?;
-    // Straight into the caller's arrays: a staging copy costs a second pass over C and
-    // page faults on a fresh buffer.
-    let base = plan.format.base;
-    if nnz > 0 {
-        match cols {
-            IndexSliceMut::I32(c) => {
-                drv(s.memcpy_dtoh(&d_ccol.slice(0..nnz), c), "copy C")?;
-                drv(s.synchronize(), "synchronize")?;
-                if base != 0 {
-                    c.par_iter_mut().for_each(|x| *x += base as i32);
+    let copy_start = std::time::Instant::now();
+    let base = format.base;
+    match out {
+        COut::Host { cols, vals } => {
+            // Straight into the caller's arrays: a staging copy costs a second pass over C
+            // and page faults on a fresh buffer.
+            if cols.len() != nnz {
+                return err(
+                    Status::Internal,
+                    format!("C part: {} column slots for {nnz} entries", cols.len()),
+                );
+            }
+            if nnz > 0 {
+                match cols {
+                    IndexSliceMut::I32(c) => {
+                        drv(s.memcpy_dtoh(&d_ccol.get().slice(0..nnz), c), "copy C")?;
+                        drv(s.synchronize(), "synchronize")?;
+                        if base != 0 {
+                            c.par_iter_mut().for_each(|x| *x += base as i32);
+                        }
+                    }
+                    IndexSliceMut::I64(c) => {
+                        let ccol = drv(s.clone_dtoh(&d_ccol.get().slice(0..nnz)), "copy C")?;
+                        c.par_iter_mut()
+                            .zip(ccol.par_iter())
+                            .for_each(|(o, &x)| *o = x as i64 + base as i64);
+                    }
                 }
             }
-            IndexSliceMut::I64(c) => {
-                let ccol = drv(s.clone_dtoh(&d_ccol), "copy C")?;
-                c.par_iter_mut()
-                    .zip(ccol.par_iter())
-                    .for_each(|(o, &x)| *o = x as i64 + base as i64);
+            timing.mark("download C columns")?;
+            if let Some(v) = vals
+                && nnz > 0
+            {
+                // SAFETY: V is f32 or f64; the caller's buffer holds nnz values.
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), nnz * vb)
+                };
+                drv(
+                    s.memcpy_dtoh(&d_cval.get().slice(0..nnz * vb), dst),
+                    "copy C",
+                )?;
+            }
+        }
+        COut::Device(d) => {
+            if nnz > 0 && !direct_cols {
+                let dst = non_null(d.col_indices, "c_col_indices")?;
+                to_caller(gpu, &md, d_ccol.get(), nnz, base, format.indices, dst)?;
+            }
+            if let Some(p) = d.row_offsets {
+                let dst = non_null(p, "c_row_offsets")?;
+                to_caller(gpu, &md, &g.c_ptr, g.rows + 1, base, format.offsets, dst)?;
             }
         }
     }
-    timing.mark("download C columns")?;
-    if let Some(v) = vals
-        && nnz > 0
-    {
-        // SAFETY: V is f32 or f64; the caller's buffer holds nnz values.
-        let dst = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), nnz * vb) };
-        drv(s.memcpy_dtoh(&d_cval.slice(0..nnz * vb), dst), "copy C")?;
-    }
     drv(s.synchronize(), "synchronize")?;
-    timing.mark("download C values")?;
+    let copy_seconds = copy_start.elapsed().as_secs_f64();
+    timing.mark("C written")?;
     drop(pools);
+    Ok(copy_seconds)
+}
+
+fn non_null(p: DevicePtr, what: &str) -> Result<DevicePtr> {
+    if p.is_null() {
+        return err(Status::NullPointer, format!("{what} is NULL"));
+    }
+    Ok(p)
+}
+
+/// 0-based int32 indices of ours into a caller's device array of type `ty`, plus `base`.
+fn to_caller(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    src: &CudaSlice<i32>,
+    n: usize,
+    base: usize,
+    ty: IndexType,
+    dst: DevicePtr,
+) -> Result<()> {
+    let s = &gpu.main;
+    let wide = (ty != IndexType::Int32) as i32;
+    let esize = if wide == 1 { 8 } else { 4 };
+    // SAFETY: the caller promises n entries of `ty` at dst.
+    let mut out = unsafe { Borrowed::<u8>::new(s, dst, n * esize) };
+    let (nl, bi) = (n as i64, base as i32);
+    // SAFETY: arguments match idx_to_caller; `out` holds n entries of its width.
+    drv(
+        unsafe {
+            s.launch_builder(md.f("idx_to_caller")?)
+                .arg(src)
+                .arg(&nl)
+                .arg(&bi)
+                .arg(out.get_mut())
+                .arg(&wide)
+                .launch(cfg(stride_grid(gpu, n), 256, 0))
+        },
+        "idx_to_caller",
+    )?;
     Ok(())
 }
 
 /// Phase times of a numeric call, printed to stderr when SPGEMM_CUDA_TIMING=1 (for
 /// docs/GPU.md; each mark synchronises the stream).
-struct Timing<'s> {
+pub struct Timing<'s> {
     stream: Option<&'s CudaStream>,
     last: std::cell::Cell<std::time::Instant>,
 }
 
 impl<'s> Timing<'s> {
-    fn new(stream: &'s CudaStream) -> Self {
+    pub fn new(stream: &'s CudaStream) -> Self {
         let on = std::env::var("SPGEMM_CUDA_TIMING").is_ok_and(|v| v == "1");
         Timing {
             stream: on.then_some(stream),
             last: std::cell::Cell::new(std::time::Instant::now()),
         }
     }
-    fn mark(&self, what: &str) -> Result<()> {
+    pub fn mark(&self, what: &str) -> Result<()> {
         if let Some(s) = self.stream {
             drv(s.synchronize(), "synchronize")?;
             let now = std::time::Instant::now();
@@ -771,5 +1268,185 @@ impl<'s> Timing<'s> {
             self.last.set(now);
         }
         Ok(())
+    }
+}
+
+/// C's host arrays, checked against the plan and typed as `V`.
+fn host_out<'o, V: Scalar + for<'x> FromAny<'x>>(
+    plan: &Plan,
+    cols: IndexSliceMut<'o>,
+    vals: Option<crate::output::ValueSliceMut<'o>>,
+) -> Result<COut<'o, V>> {
+    let nnz = plan.nnz();
+    if cols.kind() != plan.format.indices {
+        return err(
+            Status::TypeMismatch,
+            "C: column index type differs from the plan's",
+        );
+    }
+    if cols.len() != nnz {
+        return err(
+            Status::InvalidValue,
+            format!("C: {} column slots for {nnz} entries", cols.len()),
+        );
+    }
+    let vals = match vals {
+        None => None,
+        Some(v) => {
+            let kind = v.kind();
+            let v = V::from_values_mut(v).ok_or_else(|| {
+                crate::error::Error::new(
+                    Status::TypeMismatch,
+                    format!(
+                        "C: values are {} but the plan's are {}",
+                        kind.name(),
+                        V::KIND.name()
+                    ),
+                )
+            })?;
+            if v.len() != nnz {
+                return err(
+                    Status::InvalidValue,
+                    format!("C: {} value slots for {nnz} entries", v.len()),
+                );
+            }
+            Some(v)
+        }
+    };
+    Ok(COut::Host { cols, vals })
+}
+
+fn device_out<'o, V: Scalar>(outputs: super::NumericOutputs<'o>) -> Result<COut<'o, V>> {
+    match outputs {
+        super::NumericOutputs::Device(d) => Ok(COut::Device(d)),
+        super::NumericOutputs::Host { .. } => err(
+            Status::Internal,
+            "host outputs reached the device-output path",
+        ),
+    }
+}
+
+/// Host inputs with C in device memory: the checks `exec` makes for host products
+/// (types, shape, and with validation the structure digests), then the GPU numeric.
+struct HostInDeviceOut<'h> {
+    handle: &'h Handle,
+    plan: &'h Plan,
+    g: &'h GpuPlan,
+    out: DeviceOut,
+}
+
+impl PairOp for HostInDeviceOut<'_> {
+    type Out = ();
+    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<()>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+        V: Scalar + FromAny<'a>,
+    {
+        let (h, plan) = (self.handle, self.plan);
+        let sig = crate::exec::a_sig::<O, I, V>();
+        if sig != plan.shape.sig {
+            return err(
+                Status::TypeMismatch,
+                format!(
+                    "inputs have {sig} but the plan was made for {}",
+                    plan.shape.sig
+                ),
+            );
+        }
+        let now = InputShape {
+            sig,
+            a_nrows: a.nrows(),
+            a_ncols: a.ncols(),
+            b_ncols: b.ncols(),
+            a_nnz: a.nnz(),
+            b_nnz: b.nnz(),
+            a_base: a.base(),
+            b_base: b.base(),
+        };
+        if now != plan.shape {
+            return err(
+                Status::PlanMismatch,
+                "A or B differs in shape, entry count or base from the plan's inputs",
+            );
+        }
+        if h.options.validate {
+            h.install(|| match plan.digests {
+                Some((da, db)) => {
+                    if a.structure_digest() != da || b.structure_digest() != db {
+                        return err(
+                            Status::PlanMismatch,
+                            "A or B: structure differs from the one the plan was made for",
+                        );
+                    }
+                    Ok(())
+                }
+                None => {
+                    a.validate("A")?;
+                    b.validate("B")
+                }
+            })?;
+        }
+        numeric_part::<V>(
+            self.g,
+            plan.format,
+            ValuesIn::Host(a.values(), b.values()),
+            COut::Device(self.out),
+        )
+        .map(|_| ())
+    }
+}
+
+/// Numeric phase of a GPU plan with device inputs, device outputs, or both (checked by
+/// `cuda::numeric_device`: a GPU plan, device inputs matching its shape).
+pub fn numeric_device(
+    handle: &Handle,
+    plan: &Plan,
+    inputs: super::NumericInputs<'_, '_>,
+    outputs: super::NumericOutputs<'_>,
+) -> Result<()> {
+    let Some(g) = plan.gpu.as_deref() else {
+        return err(Status::Internal, "numeric_device without a GPU plan");
+    };
+    match inputs {
+        super::NumericInputs::Host(a, b) => {
+            let super::NumericOutputs::Device(out) = outputs else {
+                return err(
+                    Status::Internal,
+                    "host inputs and outputs reached the device path",
+                );
+            };
+            dispatch_pair(
+                a,
+                b,
+                HostInDeviceOut {
+                    handle,
+                    plan,
+                    g,
+                    out,
+                },
+            )
+        }
+        super::NumericInputs::Device(a, b) => {
+            let vin_f32 = || ValuesIn::<f32>::Device(a.values, b.values);
+            let vin_f64 = || ValuesIn::<f64>::Device(a.values, b.values);
+            let r = match (plan.shape.sig.values, outputs) {
+                (ValueType::Float32, super::NumericOutputs::Host { cols, vals }) => numeric_part(
+                    g,
+                    plan.format,
+                    vin_f32(),
+                    host_out::<f32>(plan, cols, vals)?,
+                ),
+                (ValueType::Float64, super::NumericOutputs::Host { cols, vals }) => numeric_part(
+                    g,
+                    plan.format,
+                    vin_f64(),
+                    host_out::<f64>(plan, cols, vals)?,
+                ),
+                (ValueType::Float32, o) => numeric_part(g, plan.format, vin_f32(), device_out(o)?),
+                (ValueType::Float64, o) => numeric_part(g, plan.format, vin_f64(), device_out(o)?),
+            };
+            r.map(|_| ())
+        }
     }
 }

@@ -62,12 +62,12 @@ pub fn spmm<O: Idx, I: Idx, V: Scalar>(
             "X or Y is shorter than its shape and ld need",
         );
     }
-    if a.nnz() >= i32::MAX as usize || m >= i32::MAX as usize || n >= i32::MAX as usize {
-        return err(
-            Status::NotSupported,
-            "the GPU SpMM uses 32-bit device indices",
-        );
-    }
+    super::limits::check(&[
+        ("rows of A", m),
+        ("columns of A", k),
+        ("nnz(A)", a.nnz()),
+        ("columns of X", n),
+    ])?;
     if m == 0 || n == 0 {
         return Ok(());
     }

@@ -295,3 +295,44 @@ pub unsafe extern "C" fn spgemm_last_error(handle: *const spgemm_handle_t) -> *c
         None => thread_last_error_ptr(),
     }
 }
+
+/// Turns hybrid CPU+GPU products on (non-zero) or off (0, the default) for later symbolic
+/// calls. With a usable GPU (backend `SPGEMM_BACKEND_AUTO` or `SPGEMM_BACKEND_CUDA`), a
+/// hybrid plan computes the first rows of C on the CPU and the rest on the GPU at the same
+/// time: the split balances predicted times by flops, from CPU and GPU rates measured by
+/// earlier numeric calls on this handle (before any, the CPU takes 25% of the flops), or
+/// for band matrices A and B by the band rule. Without a usable GPU, or with
+/// `SPGEMM_BACKEND_CPU`, every row runs on the CPU and the plan says so
+/// (`spgemm_plan_info`, `spgemm_plan_get_split`). Hybrid plans take host arrays only.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`. Calls on one handle are serialised.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_hybrid(
+    handle: *mut spgemm_handle_t,
+    enabled: i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        h.options.hybrid = enabled != 0;
+        Ok(())
+    })
+}
+
+/// Reads the hybrid option (1 or 0) into `*enabled`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or live; `enabled` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_get_hybrid(
+    handle: *mut spgemm_handle_t,
+    enabled: *mut i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(enabled, "enabled")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *enabled = h.options.hybrid as i32 };
+        Ok(())
+    })
+}

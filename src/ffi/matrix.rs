@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use super::boundary::{guard, non_null};
 use super::{spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t, spgemm_value_type_t};
 use crate::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use crate::cuda::{DeviceCsr, DevicePtr};
 use crate::error::{Error, Result, Status, err};
 use crate::output::{IndexVec, OffsetVec, OwnedCsr, ValueVec};
 use crate::types::{IndexType, ValueType};
@@ -18,7 +19,18 @@ pub struct spgemm_matrix_t {
 pub(crate) enum MatrixKind {
     Borrowed(RawCsr),
     Owned(OwnedCsr),
+    /// Caller arrays in GPU memory (`spgemm_matrix_create_csr_device`): never read on
+    /// the host.
+    Device(DeviceCsr),
 }
+
+/// Where a matrix's arrays live. See `SPGEMM_MEMORY_*`.
+pub type spgemm_memory_t = i32;
+/// Host (CPU) memory: descriptors of `spgemm_matrix_create_csr` and results of
+/// `spgemm_multiply`.
+pub const SPGEMM_MEMORY_HOST: spgemm_memory_t = 0;
+/// GPU memory: descriptors of `spgemm_matrix_create_csr_device`.
+pub const SPGEMM_MEMORY_DEVICE: spgemm_memory_t = 1;
 
 /// Caller arrays as given to `spgemm_matrix_create_csr`.
 pub(crate) struct RawCsr {
@@ -221,12 +233,29 @@ impl RawCsr {
 }
 
 impl spgemm_matrix_t {
-    /// Typed view of the matrix (`name` is used in messages: "A", "B").
+    /// Typed view of the matrix (`name` is used in messages: "A", "B"). A device matrix
+    /// has none: its arrays cannot be read on the host.
     pub(crate) fn view(&self, name: &str) -> Result<AnyCsr<'_>> {
         match &self.kind {
             // SAFETY: the caller of create_csr promised the arrays outlive the descriptor.
             MatrixKind::Borrowed(r) => unsafe { r.to_any(name) },
             MatrixKind::Owned(o) => Ok(o.as_any()),
+            MatrixKind::Device(_) => err(
+                Status::NotSupported,
+                format!(
+                    "{name} is a device matrix (spgemm_matrix_create_csr_device): its arrays are \
+                     in GPU memory; only spgemm_symbolic, spgemm_numeric, \
+                     spgemm_numeric_structure and spgemm_numeric_device take device matrices"
+                ),
+            ),
+        }
+    }
+
+    /// The device descriptor, if this is one.
+    pub(crate) fn device(&self) -> Option<&DeviceCsr> {
+        match &self.kind {
+            MatrixKind::Device(d) => Some(d),
+            _ => None,
         }
     }
 }
@@ -343,6 +372,144 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr(
     })
 }
 
+/// Creates a CSR descriptor over arrays in GPU memory (device 0, allocated in its primary
+/// context, as `cudaMalloc` of the CUDA runtime does), so codes whose matrices already
+/// live on the GPU avoid copying them to the host and back. Nothing is copied or read
+/// here; the arrays must stay valid while the descriptor is used, and any work writing
+/// them must be complete (e.g. `cudaStreamSynchronize`) before a call uses them.
+///
+/// Arguments are those of `spgemm_matrix_create_csr` plus `nnz`, the number of entries
+/// (`row_offsets[nrows] - base`), which the library cannot read from device memory; the
+/// GPU checks it against the offsets. `row_offsets` holds `nrows + 1` entries;
+/// `col_indices` and `values` hold `nnz` each (NULL allowed when nnz = 0; `values` NULL
+/// means pattern-only).
+///
+/// Use: as A and B of `spgemm_symbolic` (both must be device matrices), then of
+/// `spgemm_numeric`, `spgemm_numeric_structure` (C to host arrays) or
+/// `spgemm_numeric_device` (C to device arrays). The symbolic call runs on the GPU
+/// whatever the backend option says, except `SPGEMM_BACKEND_CPU`, which gives
+/// `SPGEMM_STATUS_NOT_SUPPORTED`; without a usable GPU it gives
+/// `SPGEMM_STATUS_NO_DEVICE`. Every other function that reads a matrix's entries
+/// (`spgemm_multiply`, `spgemm_spmm`, `spgemm_spmm_analysis_create`) gives
+/// `SPGEMM_STATUS_NOT_SUPPORTED` for a device matrix. `spgemm_matrix_get_info` reports
+/// the given sizes and types, `spgemm_matrix_export_csr` the device pointers.
+/// On the GPU the structure is checked on the device (validation of offsets and column
+/// indices, whatever `spgemm_set_validation` says) before any kernel uses it; sizes of
+/// 2^31 - 1 or more (rows, columns, nnz) give `SPGEMM_STATUS_NOT_SUPPORTED` there.
+///
+/// On success `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`
+/// (the device arrays are untouched).
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix; row_offsets when nrows + 1 entries are
+/// needed; col_indices when nnz > 0), `SPGEMM_STATUS_INVALID_VALUE` (negative size, unknown
+/// type or base code, misaligned array), `SPGEMM_STATUS_INDEX_OVERFLOW`. Thread-safe.
+///
+/// # Safety
+/// `matrix` is NULL or writable; the device arrays are valid as described above (they
+/// are never dereferenced on the host).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_matrix_create_csr_device(
+    matrix: *mut *mut spgemm_matrix_t,
+    nrows: i64,
+    ncols: i64,
+    nnz: i64,
+    offset_type: spgemm_index_type_t,
+    row_offsets: *const c_void,
+    index_type: spgemm_index_type_t,
+    col_indices: *const c_void,
+    value_type: spgemm_value_type_t,
+    values: *const c_void,
+    base: spgemm_index_base_t,
+) -> spgemm_status_t {
+    guard(None, || {
+        non_null(matrix, "matrix")?;
+        // SAFETY: non-NULL and writable per contract.
+        unsafe { *matrix = std::ptr::null_mut() };
+        let nrows = dim(nrows, "nrows")?;
+        let ncols = dim(ncols, "ncols")?;
+        let nnz = dim(nnz, "nnz")?;
+        let offset_type_ = self::index_type(offset_type, "offset_type")?;
+        let index_type_ = self::index_type(index_type, "index_type")?;
+        if index_type_ == IndexType::SizeT {
+            return err(
+                Status::InvalidValue,
+                "index_type: size_t column indices are not supported (use int32 or int64)",
+            );
+        }
+        let value_type = self::value_type(value_type, "value_type")?;
+        let base = index_base(base, "base")?;
+        if nrows.checked_add(1).is_none() {
+            return err(Status::IndexOverflow, "nrows + 1 overflows");
+        }
+        non_null(row_offsets, "row_offsets")?;
+        if nnz > 0 {
+            non_null(col_indices, "col_indices")?;
+        }
+        let align = |t: IndexType| if t == IndexType::Int32 { 4 } else { 8 };
+        let val_align = if value_type == ValueType::Float32 {
+            4
+        } else {
+            8
+        };
+        // Alignment is a property of the address: checking it reads no device memory.
+        for (p, a, name) in [
+            (row_offsets, align(offset_type_), "row_offsets"),
+            (col_indices, align(index_type_), "col_indices"),
+            (values, val_align, "values"),
+        ] {
+            if (p as usize) % a != 0 {
+                return err(
+                    Status::InvalidValue,
+                    format!("{name} = {p:p} is not aligned to {a} bytes for its element type"),
+                );
+            }
+        }
+        let dev = |p: *const c_void| DevicePtr::from_addr(p as usize);
+        let d = DeviceCsr {
+            nrows,
+            ncols,
+            nnz,
+            base,
+            offset_type: offset_type_,
+            row_offsets: dev(row_offsets),
+            index_type: index_type_,
+            col_indices: dev(col_indices),
+            value_type,
+            values: (!values.is_null()).then(|| dev(values)),
+        };
+        let m = Box::new(spgemm_matrix_t {
+            kind: MatrixKind::Device(d),
+        });
+        // SAFETY: as above.
+        unsafe { *matrix = Box::into_raw(m) };
+        Ok(())
+    })
+}
+
+/// Reads where a matrix's arrays live (`SPGEMM_MEMORY_HOST` or `SPGEMM_MEMORY_DEVICE`)
+/// into `*memory`. Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix, memory). Thread-safe.
+///
+/// # Safety
+/// `matrix` is NULL or live; `memory` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_matrix_get_memory(
+    matrix: *const spgemm_matrix_t,
+    memory: *mut spgemm_memory_t,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let m = unsafe { matrix_ref(matrix, "matrix") }?;
+        non_null(memory, "memory")?;
+        let where_ = if m.device().is_some() {
+            SPGEMM_MEMORY_DEVICE
+        } else {
+            SPGEMM_MEMORY_HOST
+        };
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *memory = where_ };
+        Ok(())
+    })
+}
+
 /// Destroys a matrix. For a descriptor the caller's arrays are untouched; for a result of
 /// `spgemm_multiply` its arrays are freed. `spgemm_matrix_destroy(NULL)` does nothing.
 ///
@@ -379,18 +546,24 @@ pub unsafe extern "C" fn spgemm_matrix_get_info(
     guard(None, || {
         // SAFETY: NULL or live per contract.
         let m = unsafe { matrix_ref(matrix, "matrix") }?;
-        let v = m.view("matrix")?;
-        let sig = v.sig();
+        // A device descriptor answers from what it was given (its arrays are not read).
+        let (rows, cols, entries, sig, b) = match m.device() {
+            Some(d) => (d.nrows, d.ncols, d.nnz, d.sig(), d.base),
+            None => {
+                let v = m.view("matrix")?;
+                (v.nrows, v.ncols, v.nnz(), v.sig(), v.base)
+            }
+        };
         // SAFETY: each non-NULL output is writable per contract.
         unsafe {
             if let Some(p) = nrows.as_mut() {
-                *p = v.nrows as i64;
+                *p = rows as i64;
             }
             if let Some(p) = ncols.as_mut() {
-                *p = v.ncols as i64;
+                *p = cols as i64;
             }
             if let Some(p) = nnz.as_mut() {
-                *p = v.nnz() as i64;
+                *p = entries as i64;
             }
             if let Some(p) = offset_type.as_mut() {
                 *p = sig.offsets as i32;
@@ -402,7 +575,7 @@ pub unsafe extern "C" fn spgemm_matrix_get_info(
                 *p = sig.values as i32;
             }
             if let Some(p) = base.as_mut() {
-                *p = v.base as i32;
+                *p = b as i32;
             }
         }
         Ok(())
@@ -411,7 +584,8 @@ pub unsafe extern "C" fn spgemm_matrix_get_info(
 
 /// Gives read access to a matrix's arrays (types and sizes from `spgemm_matrix_get_info`):
 /// for a result of `spgemm_multiply` the library's arrays, valid until the matrix is
-/// destroyed; for a descriptor the caller's own pointers. `*values` is NULL for a
+/// destroyed; for a descriptor the caller's own pointers (device pointers for a device
+/// descriptor). `*values` is NULL for a
 /// pattern-only matrix. Any output pointer may be NULL.
 /// Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix). Thread-safe.
 ///
@@ -429,6 +603,11 @@ pub unsafe extern "C" fn spgemm_matrix_export_csr(
         let m = unsafe { matrix_ref(matrix, "matrix") }?;
         let (r, c, v): (*const c_void, *const c_void, *const c_void) = match &m.kind {
             MatrixKind::Borrowed(raw) => (raw.row_offsets, raw.col_indices, raw.values),
+            MatrixKind::Device(d) => (
+                d.row_offsets.addr() as usize as *const c_void,
+                d.col_indices.addr() as usize as *const c_void,
+                d.values.map_or(0, |p| p.addr()) as usize as *const c_void,
+            ),
             MatrixKind::Owned(o) => (
                 match &o.offsets {
                     OffsetVec::I32(x) => x.as_ptr().cast(),

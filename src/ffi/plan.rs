@@ -11,6 +11,7 @@ use super::matrix::{
     MatrixKind, index_base, index_type, matrix_ref, raw_slice_mut, spgemm_matrix_t,
 };
 use super::{spgemm_algorithm_t, spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t};
+use crate::cuda::{DeviceCsr, DeviceOut, DevicePtr, NumericInputs, NumericOutputs};
 use crate::error::{Error, Result, Status, err};
 use crate::exec;
 use crate::output::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
@@ -71,6 +72,12 @@ unsafe fn offsets_out<'a>(p: *mut c_void, t: IndexType, len: usize) -> Result<Of
 /// `spgemm_plan_get_nnz`, then allocate C's column indices and values and call
 /// `spgemm_numeric`. The plan records the algorithm, sortedness and C format in force.
 ///
+/// A and B may both be device matrices (`spgemm_matrix_create_csr_device`): the plan is
+/// then made on the GPU (`SPGEMM_STATUS_NO_DEVICE` without a usable one,
+/// `SPGEMM_STATUS_NOT_SUPPORTED` with `SPGEMM_BACKEND_CPU`, with one host and one device
+/// matrix, or with sizes beyond the GPU's 32-bit indices); `c_row_offsets` stays a host
+/// array. With `spgemm_set_hybrid` on and a usable GPU, host inputs give a hybrid plan.
+///
 /// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (type codes, base),
 /// `SPGEMM_STATUS_DIMENSION_MISMATCH`, `SPGEMM_STATUS_TYPE_MISMATCH` (A and B types differ),
 /// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad input, found
@@ -99,7 +106,10 @@ pub unsafe extern "C" fn spgemm_symbolic(
         // SAFETY: NULL or live per contract.
         let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
         let format = output_format(c_offset_type, c_index_type, c_base)?;
-        let p = exec::symbolic(h, &a.view("A")?, &b.view("B")?, format)?;
+        let p = match memory_pair(a, b)? {
+            Some((da, db)) => crate::cuda::symbolic_device(h, da, db, format)?,
+            None => exec::symbolic(h, &a.view("A")?, &b.view("B")?, format)?,
+        };
         if !c_row_offsets.is_null() {
             // SAFETY: m + 1 writable entries per contract.
             let out = unsafe { offsets_out(c_row_offsets, format.offsets, p.nrows() + 1)? };
@@ -228,6 +238,26 @@ pub unsafe extern "C" fn spgemm_plan_destroy(plan: *mut spgemm_plan_t) -> spgemm
     })
 }
 
+/// A and B as device descriptors (Some) or host ones (None); one of each is refused.
+fn memory_pair<'m>(
+    a: &'m spgemm_matrix_t,
+    b: &'m spgemm_matrix_t,
+) -> Result<Option<(&'m DeviceCsr, &'m DeviceCsr)>> {
+    match (a.device(), b.device()) {
+        (Some(da), Some(db)) => Ok(Some((da, db))),
+        (None, None) => Ok(None),
+        (da, _) => err(
+            Status::NotSupported,
+            format!(
+                "{} is a device matrix and {} a host matrix: A and B must both be in host \
+                 memory or both in device memory",
+                if da.is_some() { "A" } else { "B" },
+                if da.is_some() { "B" } else { "A" }
+            ),
+        ),
+    }
+}
+
 fn run_numeric(
     h: &crate::handle::Handle,
     plan: *mut spgemm_plan_t,
@@ -240,7 +270,7 @@ fn run_numeric(
     let p = unsafe { plan_ref(plan) }?.inner.lock();
     // SAFETY: as above.
     let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
-    let (av, bv) = (a.view("A")?, b.view("B")?);
+    let pair = memory_pair(a, b)?;
     let nnz = p.nnz();
     // SAFETY: nnz writable entries per contract.
     let cols = unsafe {
@@ -261,12 +291,24 @@ fn run_numeric(
             }
         }),
     };
-    exec::numeric(h, &p, &av, &bv, cols, vals)
+    match pair {
+        Some((da, db)) => crate::cuda::numeric_device(
+            h,
+            &p,
+            NumericInputs::Device(da, db),
+            NumericOutputs::Host { cols, vals },
+        ),
+        None => exec::numeric(h, &p, &a.view("A")?, &b.view("B")?, cols, vals),
+    }
 }
 
 /// Numeric phase: fills C's nnz(C) column indices (type and base of the plan) and values
 /// (the value type of A and B). Call it again whenever the values of A and/or B change
 /// with the same structure: no symbolic work is repeated.
+///
+/// A and B may be device matrices when the plan was made on the GPU: C is written to
+/// these host arrays (`SPGEMM_STATUS_NO_DEVICE` without a usable GPU; see
+/// `spgemm_numeric_device` for C in device memory).
 ///
 /// Values are bitwise identical whatever the number of threads and algorithm: each entry
 /// of C is the sum of its products in the order A's row and B's rows are stored. Entries
@@ -343,6 +385,161 @@ pub unsafe extern "C" fn spgemm_multiply(
         });
         // SAFETY: as above.
         unsafe { *c = Box::into_raw(m) };
+        Ok(())
+    })
+}
+
+/// Numeric phase with C in device memory: fills C's m + 1 row offsets (when
+/// `c_row_offsets` is not NULL), nnz(C) column indices and, when `c_values` is not NULL,
+/// nnz(C) values, all in GPU memory (device 0, primary context: `cudaMalloc` of the CUDA
+/// runtime), in the plan's types and base. A and B are device matrices
+/// (`spgemm_matrix_create_csr_device`) or host matrices. The plan must have been made on
+/// the GPU (`spgemm_symbolic` with device matrices, or with `SPGEMM_BACKEND_CUDA`); C's
+/// arrays are written by the GPU only, never on the host, and are complete when the call
+/// returns. Call it again with new values as `spgemm_numeric`.
+///
+/// Errors: `SPGEMM_STATUS_NO_DEVICE` (no usable GPU: checked before anything else
+/// after the arguments; nothing is written), `SPGEMM_STATUS_NOT_SUPPORTED` (the handle's
+/// backend is `SPGEMM_BACKEND_CPU`, the plan was made on the CPU, or A and B are one host
+/// and one device matrix), `SPGEMM_STATUS_NULL_POINTER` (handle, plan, A, B;
+/// `c_col_indices` when nnz(C) > 0), `SPGEMM_STATUS_INVALID_VALUE` (misaligned array, A
+/// or B without values while `c_values` is given), `SPGEMM_STATUS_TYPE_MISMATCH`,
+/// `SPGEMM_STATUS_PLAN_MISMATCH` (shape, or with host inputs and validation, structure,
+/// differs from the plan's), `SPGEMM_STATUS_ALLOC_FAILED` (device memory).
+/// Calls on one handle are serialised.
+///
+/// # Safety
+/// `handle`, `plan`, `a`, `b` are NULL or live; the C arrays are NULL or device arrays
+/// with the entries described above (never dereferenced on the host).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_numeric_device(
+    handle: *mut spgemm_handle_t,
+    plan: *mut spgemm_plan_t,
+    a: *const spgemm_matrix_t,
+    b: *const spgemm_matrix_t,
+    c_row_offsets: *mut c_void,
+    c_col_indices: *mut c_void,
+    c_values: *mut c_void,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        // SAFETY: NULL or live per contract.
+        let p = unsafe { plan_ref(plan) }?.inner.lock();
+        // SAFETY: as above.
+        let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
+        let pair = memory_pair(a, b)?;
+        let width = |t: IndexType| if t == IndexType::Int32 { 4 } else { 8 };
+        let vwidth = match p.shape.sig.values {
+            ValueType::Float32 => 4,
+            ValueType::Float64 => 8,
+        };
+        for (ptr, w, name) in [
+            (c_row_offsets, width(p.format.offsets), "c_row_offsets"),
+            (c_col_indices, width(p.format.indices), "c_col_indices"),
+            (c_values, vwidth, "c_values"),
+        ] {
+            if (ptr as usize) % w != 0 {
+                return err(
+                    Status::InvalidValue,
+                    format!("{name} = {ptr:p} is not aligned to {w} bytes for its element type"),
+                );
+            }
+        }
+        let dev = |ptr: *mut c_void| DevicePtr::from_addr(ptr as usize);
+        let out = NumericOutputs::Device(DeviceOut {
+            row_offsets: (!c_row_offsets.is_null()).then(|| dev(c_row_offsets)),
+            col_indices: dev(c_col_indices),
+            values: (!c_values.is_null()).then(|| dev(c_values)),
+        });
+        match pair {
+            Some((da, db)) => {
+                crate::cuda::numeric_device(h, &p, NumericInputs::Device(da, db), out)
+            }
+            None => {
+                let (av, bv) = (a.view("A")?, b.view("B")?);
+                crate::cuda::numeric_device(h, &p, NumericInputs::Host(&av, &bv), out)
+            }
+        }
+    })
+}
+
+/// Reads how many rows of C the plan computes on the CPU (`*cpu_rows`, rows 0 to
+/// cpu_rows - 1) and on the GPU (`*gpu_rows`, the rest) into the non-NULL outputs. A CPU
+/// plan has all rows on the CPU, a GPU plan all on the GPU, a hybrid plan its split.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (plan). Thread-safe.
+///
+/// # Safety
+/// `plan` is NULL or live; outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_plan_get_split(
+    plan: *const spgemm_plan_t,
+    cpu_rows: *mut i64,
+    gpu_rows: *mut i64,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let p = unsafe { plan_ref(plan) }?.inner.lock();
+        let (c, g) = p.rows_by_side();
+        // SAFETY: non-NULL outputs are writable.
+        unsafe {
+            if let Some(x) = cpu_rows.as_mut() {
+                *x = c as i64;
+            }
+            if let Some(x) = gpu_rows.as_mut() {
+                *x = g as i64;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Writes a text description of the plan: one `key: value` line each for where it runs
+/// (`backend: cpu`, `gpu` or `hybrid`), rows, nnz and multiplications, and when hybrid
+/// execution was asked for a `hybrid:` line with the split and how it was chosen, or
+/// `hybrid: all N rows on the CPU: no GPU (reason)`.
+///
+/// Two-call pattern as `spgemm_topology_info`: `*needed` (required) receives the size in
+/// bytes including the terminating NUL; with `buf` NULL and `len` 0 only `*needed` is
+/// written; if `len >= *needed` the text is copied (NUL-terminated); if
+/// `0 < len < *needed`, `buf[0]` is set to NUL and `SPGEMM_STATUS_INVALID_VALUE` returned.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (plan, needed, or buf NULL with len > 0),
+/// `SPGEMM_STATUS_INVALID_VALUE` (buffer too small). Thread-safe.
+///
+/// # Safety
+/// `plan` is NULL or live; `buf` is NULL or points to `len` writable bytes; `needed` is
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_plan_info(
+    plan: *const spgemm_plan_t,
+    buf: *mut c_void,
+    len: usize,
+    needed: *mut usize,
+) -> spgemm_status_t {
+    guard(None, || {
+        // SAFETY: NULL or live per contract.
+        let p = unsafe { plan_ref(plan) }?.inner.lock();
+        non_null(needed, "needed")?;
+        if len > 0 {
+            non_null(buf, "buf")?;
+        }
+        let text = p.describe();
+        let need = text.len() + 1;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *needed = need };
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: buf has `len` writable bytes; we write at most `need <= len`, or one.
+        unsafe {
+            if len < need {
+                *buf.cast::<u8>() = 0;
+                return Err(Error::new(
+                    Status::InvalidValue,
+                    format!("len = {len} is too small for the plan info: {need} bytes needed"),
+                ));
+            }
+            std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), text.len());
+            *buf.cast::<u8>().add(text.len()) = 0;
+        }
         Ok(())
     })
 }

@@ -75,6 +75,14 @@ fn layout_of(code: spgemm_layout_t) -> Result<Layout> {
 /// bitwise identical whatever the thread count and with or without an analysis (they may
 /// differ between machines: FMA is used where the CPU has it).
 ///
+/// Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A on the GPU
+/// (A, X and Y are copied to the device and Y back; the analysis is not used there;
+/// `SPGEMM_OPERATION_TRANSPOSE` gives `SPGEMM_STATUS_NOT_SUPPORTED`); `SPGEMM_BACKEND_AUTO`
+/// uses the GPU when one is usable, op(A) = A and A has at least 2^20 entries, else the
+/// CPU (always the CPU without a GPU); `SPGEMM_BACKEND_CPU` the CPU. GPU sums may differ
+/// in the last bits from the CPU's (other order). A device matrix
+/// (`spgemm_matrix_create_csr_device`) gives `SPGEMM_STATUS_NOT_SUPPORTED`.
+///
 /// Validation (see `spgemm_set_validation`): when on, A is checked fully on each call
 /// without an analysis, and compared with the analysed structure (digest) with one; when
 /// off, only O(1) checks are made and a bad column index gives `SPGEMM_STATUS_INTERNAL`
@@ -87,8 +95,9 @@ fn layout_of(code: spgemm_layout_t) -> Result<Layout> {
 /// `SPGEMM_STATUS_INDEX_OVERFLOW` (X or Y spans more than the address space),
 /// `SPGEMM_STATUS_PLAN_MISMATCH` (analysis made for another matrix),
 /// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad A),
-/// `SPGEMM_STATUS_ALLOC_FAILED` (A^T without an analysis needs a temporary transpose).
-/// Y is unchanged when an error is reported before the product starts (all of the above).
+/// `SPGEMM_STATUS_ALLOC_FAILED` (A^T without an analysis needs a temporary transpose),
+/// `SPGEMM_STATUS_NOT_SUPPORTED` (see Backend), `SPGEMM_STATUS_NO_DEVICE` (backend CUDA
+/// without a usable GPU). Y is unchanged when an error is reported before the product starts (all of the above).
 /// Calls on one handle are serialised; different handles run concurrently.
 ///
 /// # Safety
