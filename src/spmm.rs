@@ -6,7 +6,7 @@
 //! alpha = 0 means A and X are not read. Results are bitwise identical for any thread count
 //! (each entry of Y is computed by one thread, summing its row of op(A) in storage order).
 
-use crate::cpu::spmm::rows::{CsrRows, Sink, SparseRows, TransposedRows};
+use crate::cpu::spmm::rows::{CsrRows, SparseRows, TransposedRows};
 use crate::cpu::spmm::transpose::Transpose;
 use crate::cpu::spmm::{self as kern, Isa, Problem, SpmmScalar};
 use crate::csr::{AnyCsr, CsrRef, TypeSig, ValueSlice, prefix};
@@ -366,8 +366,11 @@ impl<V: crate::types::Scalar> SparseRows<V> for NoRows {
     fn start(&self, _: usize) -> usize {
         0
     }
-    fn for_each<S: Sink<V>>(&self, _: usize, _: &mut S) {}
-    fn entry(&self, _: usize) -> (usize, V) {
+    fn check_rows(&self, _: usize, _: usize, _: usize) {}
+    unsafe fn col(&self, _: usize) -> usize {
+        unreachable!("a matrix without entries has no entry to read")
+    }
+    unsafe fn val(&self, _: usize) -> V {
         unreachable!("a matrix without entries has no entry to read")
     }
 }
@@ -422,6 +425,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             x_rows: 0,
             y,
             ldy,
+            a_checked: true,
         };
         on_pool::<V, _>(h, &NoRows(y_rows), k, |t| {
             kern::run(isa, &NoRows(y_rows), p, None, t)
@@ -435,6 +439,9 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         )
     })?;
     let analysis = analysis.filter(|an| an.op == op);
+    // Whether A was validated in full in this call, so the kernels may skip their per-block
+    // checks (with an analysis only its digest is compared: the kernels still check).
+    let mut a_checked = false;
     if h.options.validate {
         match analysis {
             // Validated when the analysis was made; check that the structure is the same.
@@ -446,7 +453,10 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
                     );
                 }
             }
-            None => h.install(|| a.validate("A"))?,
+            None => {
+                h.install(|| a.validate("A"))?;
+                a_checked = true;
+            }
         }
     }
     let bounds = analysis
@@ -462,6 +472,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         x_rows,
         y,
         ldy,
+        a_checked,
     };
     match op {
         Op::NonTranspose => {

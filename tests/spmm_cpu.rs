@@ -498,6 +498,7 @@ fn every_instruction_set_path_against_reference() {
                             x_rows: x.rows,
                             y: &mut got,
                             ldy: y.ld,
+                            a_checked: false,
                         },
                         None,
                         2,

@@ -11,6 +11,8 @@
 //! - Nothing is allocated here: A is streamed once per call (column-major reuses a row tile
 //!   of A from cache across column groups).
 
+#[cfg(target_arch = "x86_64")]
+pub mod avx512;
 pub mod colmajor;
 pub mod rowmajor;
 pub mod rows;
@@ -24,8 +26,19 @@ use rayon::prelude::*;
 use crate::types::Scalar;
 use rows::SparseRows;
 
+/// The explicit-vector operations of the AVX-512 kernels (nothing elsewhere).
+#[cfg(target_arch = "x86_64")]
+pub use avx512::Lanes as VectorLanes;
+/// The explicit-vector operations of the AVX-512 kernels (nothing elsewhere).
+#[cfg(not(target_arch = "x86_64"))]
+pub trait VectorLanes {}
+#[cfg(not(target_arch = "x86_64"))]
+impl VectorLanes for f32 {}
+#[cfg(not(target_arch = "x86_64"))]
+impl VectorLanes for f64 {}
+
 /// Values usable by the kernels: `Scalar` plus a fused multiply-add.
-pub trait SpmmScalar: Scalar + std::ops::Mul<Output = Self> {
+pub trait SpmmScalar: Scalar + std::ops::Mul<Output = Self> + VectorLanes {
     /// `a * b + c` with one rounding (only called on paths compiled with FMA).
     fn fused(a: Self, b: Self, c: Self) -> Self;
 }
@@ -156,6 +169,8 @@ pub(crate) struct Dense<'a, V> {
     pub x_rows: usize,
     pub y: YPtr<V>,
     pub ldy: usize,
+    /// A was validated in full (against `x_rows`) during this call: blocks need no check.
+    pub a_checked: bool,
 }
 
 /// The shapes of one product, for `run`.
@@ -170,6 +185,10 @@ pub struct Problem<'a, V> {
     pub x_rows: usize,
     pub y: &'a mut [V],
     pub ldy: usize,
+    /// Whether A was validated in full during this call (row offsets non-decreasing, column
+    /// indices below `x_rows`). When false the kernels check each block of rows before
+    /// reading it; a bad block panics (a status at the ABI), never reads outside A or X.
+    pub a_checked: bool,
 }
 
 /// Entries needed by a dense operand of `rows` x `k` with leading dimension `ld`, or `None`
@@ -259,6 +278,7 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
             len: p.y.len(),
         },
         ldy: p.ldy,
+        a_checked: p.a_checked,
     };
     assert!(
         dense_len(p.layout, m, p.k, p.ldy) == Some(p.y.len()),
@@ -303,24 +323,54 @@ fn chunk<V: SpmmScalar, R: SparseRows<V>>(isa: Isa, a: &R, lo: usize, hi: usize,
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
         Isa::Avx2 => unsafe { chunk_avx2(a, lo, hi, d) },
-        _ => chunk_generic::<V, R, false>(a, lo, hi, d),
+        _ => chunk_generic::<V, R, false, false>(a, lo, hi, d),
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
 unsafe fn chunk_avx512<V: SpmmScalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, d: &Dense<V>) {
-    chunk_generic::<V, R, true>(a, lo, hi, d)
+    chunk_generic::<V, R, true, true>(a, lo, hi, d)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn chunk_avx2<V: SpmmScalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, d: &Dense<V>) {
-    chunk_generic::<V, R, true>(a, lo, hi, d)
+    chunk_generic::<V, R, true, false>(a, lo, hi, d)
+}
+
+/// Entries of A per block for SpMV and row-major products: a block is checked (column
+/// indices, offsets) and then computed while its indices are still in L1.
+const BLOCK_NNZ: usize = 2048;
+/// Entries of A per tile for column-major products (about 200 KB with 32-bit indices): the
+/// tile stays in L2 while the column groups pass over it.
+const TILE_NNZ: usize = 16384;
+
+/// End of the block starting at row `lo`: the last row end `e <= hi` with at most `max`
+/// entries in `[lo, e)`, and at least `lo + 1` (a longer row is a block of its own). A
+/// binary search on the offsets; garbage offsets (validation off) only give odd blocks,
+/// which `check_rows` then rejects.
+#[inline(always)]
+fn block_end<V: Scalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, max: usize) -> usize {
+    let s0 = a.start(lo);
+    let (mut l, mut h) = (lo + 1, hi);
+    if a.start(h).wrapping_sub(s0) <= max {
+        return h;
+    }
+    // Invariant: start(l) - s0 <= max or l = lo + 1; start(h) - s0 > max.
+    while h - l > 1 {
+        let mid = l + (h - l) / 2;
+        if a.start(mid).wrapping_sub(s0) <= max {
+            l = mid;
+        } else {
+            h = mid;
+        }
+    }
+    l
 }
 
 #[inline(always)]
-fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
+fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512: bool>(
     a: &R,
     lo: usize,
     hi: usize,
@@ -330,13 +380,35 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
         scale_rows(lo, hi, d);
         return;
     }
-    if d.k == 1 {
-        spmv::rows::<V, R, FMA>(a, lo, hi, d);
-        return;
-    }
-    match d.layout {
-        Layout::RowMajor => rowmajor::rows::<V, R, FMA>(a, lo, hi, d),
-        Layout::ColMajor => colmajor::rows::<V, R, FMA>(a, lo, hi, d),
+    let col_panels = d.k > 1 && d.layout == Layout::ColMajor;
+    let max = if col_panels { TILE_NNZ } else { BLOCK_NNZ };
+    let mut b0 = lo;
+    while b0 < hi {
+        let b1 = block_end(a, b0, hi, max);
+        if !d.a_checked {
+            a.check_rows(b0, b1, d.x_rows);
+        }
+        // SAFETY: rows [b0, b1) passed `check_rows` against X's rows (or A was validated in
+        // full in this call), which is what the kernels' unchecked reads of A and X need;
+        // they belong to this chunk, so their rows of Y are this thread's.
+        unsafe {
+            if d.k == 1 {
+                spmv::rows::<V, R, FMA>(a, b0, b1, d);
+            } else if col_panels {
+                colmajor::rows::<V, R, FMA>(a, b0, b1, d);
+            } else {
+                // `AVX512` is set only by `chunk_avx512`, which checked the features.
+                #[cfg(target_arch = "x86_64")]
+                if AVX512 {
+                    avx512::rowmajor(a, b0, b1, d);
+                } else {
+                    rowmajor::rows::<V, R, FMA>(a, b0, b1, d);
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                rowmajor::rows::<V, R, FMA>(a, b0, b1, d);
+            }
+        }
+        b0 = b1;
     }
 }
 
