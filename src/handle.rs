@@ -127,6 +127,9 @@ pub struct Handle {
     messages: Vec<String>,
     /// The GPU, opened on first use (kernels compiled once per handle).
     pub gpu: crate::cuda::DeviceSlot,
+    /// SpMM's packed panel of X (column-major products with scattered columns), grown on
+    /// first use and reused by later calls.
+    pub spmm_pack: Mutex<crate::cpu::spmm::PackScratch>,
 }
 
 /// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores.
@@ -239,6 +242,7 @@ impl Handle {
             outcomes,
             messages,
             gpu: Default::default(),
+            spmm_pack: Default::default(),
         })
     }
 

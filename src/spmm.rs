@@ -8,7 +8,7 @@
 
 use crate::cpu::spmm::rows::{CsrRows, SparseRows, TransposedRows};
 use crate::cpu::spmm::transpose::Transpose;
-use crate::cpu::spmm::{self as kern, Isa, Problem, SpmmScalar};
+use crate::cpu::spmm::{self as kern, Isa, PackScratch, Problem, SpmmScalar};
 use crate::csr::{AnyCsr, CsrRef, TypeSig, ValueSlice, prefix};
 use crate::error::{Error, Result, Status, err};
 use crate::handle::Handle;
@@ -186,11 +186,15 @@ macro_rules! dispatch_sig {
 
 /// Value types of X and Y, recovered from the erased slices.
 trait DenseValue: SpmmScalar {
+    fn scratch(s: &mut PackScratch) -> &mut Vec<Self>;
     fn x(s: ValueSlice<'_>) -> Option<&[Self]>;
     fn y(s: ValueSliceMut<'_>) -> Option<&mut [Self]>;
 }
 
 impl DenseValue for f32 {
+    fn scratch(s: &mut PackScratch) -> &mut Vec<f32> {
+        &mut s.f32
+    }
     fn x(s: ValueSlice<'_>) -> Option<&[f32]> {
         if let ValueSlice::F32(v) = s {
             Some(v)
@@ -208,6 +212,9 @@ impl DenseValue for f32 {
 }
 
 impl DenseValue for f64 {
+    fn scratch(s: &mut PackScratch) -> &mut Vec<f64> {
+        &mut s.f64
+    }
     fn x(s: ValueSlice<'_>) -> Option<&[f64]> {
         if let ValueSlice::F64(v) = s {
             Some(v)
@@ -426,6 +433,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             y,
             ldy,
             a_checked: true,
+            pack: None,
         };
         on_pool::<V, _>(h, &NoRows(y_rows), k, |t| {
             kern::run(isa, &NoRows(y_rows), p, None, t)
@@ -473,11 +481,12 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         y,
         ldy,
         a_checked,
+        pack: None,
     };
     match op {
         Op::NonTranspose => {
             let rows = CsrRows { csr: a, vals };
-            on_pool(h, &rows, k, |t| kern::run(isa, &rows, p, bounds, t));
+            run_on(h, isa, &rows, p, bounds);
         }
         Op::Transpose => {
             let owned;
@@ -489,8 +498,40 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
                 }
             };
             let rows = TransposedRows { t, vals };
-            on_pool(h, &rows, k, |t| kern::run(isa, &rows, p, bounds, t));
+            run_on(h, isa, &rows, p, bounds);
         }
     }
     Ok(())
+}
+
+/// Runs the kernels, lending them the handle's packed-panel scratch when they would use it
+/// (grown on first use; if it cannot be grown the direct kernels run instead).
+fn run_on<V: DenseValue, R: SparseRows<V>>(
+    h: &Handle,
+    isa: Isa,
+    rows: &R,
+    p: Problem<'_, V>,
+    bounds: Option<&[usize]>,
+) {
+    let k = p.k;
+    if !kern::wants_pack(isa, rows, p.layout, k, p.x_rows) {
+        on_pool(h, rows, k, |t| kern::run(isa, rows, p, bounds, t));
+        return;
+    }
+    let mut guard = h.spmm_pack.lock();
+    let buf = V::scratch(&mut guard);
+    // 16 lanes: the widest vector (f32); f64 uses the first half of each row.
+    let need = p.x_rows.saturating_mul(16);
+    if buf.len() < need
+        && let Ok(v) = crate::alloc::try_filled(need, V::ZERO, "SpMM packed panel")
+    {
+        *buf = v;
+    }
+    let pack = if buf.len() >= need {
+        Some(&mut buf[..])
+    } else {
+        None
+    };
+    let p = Problem { pack, ..p };
+    on_pool(h, rows, k, |t| kern::run(isa, rows, p, bounds, t));
 }

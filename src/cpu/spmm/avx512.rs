@@ -309,3 +309,43 @@ pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>>(
         s = e;
     }
 }
+
+/// Rows `[lo, hi)`, columns `j0..j0 + w` (`w <= L`) of a column-major Y from a packed
+/// panel `xp` (X's columns j0.. as x_rows x L, row-major). One accumulator per row: each
+/// lane sums the row in storage order, as `colmajor` does.
+///
+/// # Safety
+/// AVX-512F, AVX-512VL, AVX2 and FMA available; rows `[lo, hi)` passed `check_rows`
+/// against `d.x_rows` (or A was validated in full) and `xp` holds `d.x_rows * L` entries;
+/// Y holds `d`'s shapes and `j0 + w <= k`; the rows are this thread's.
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    xp: &[V],
+    j0: usize,
+    w: usize,
+    d: &Dense<V>,
+) {
+    let l = V::L;
+    let x = xp.as_ptr();
+    let mut tmp = [V::ZERO; 16];
+    let mut s = a.start(lo);
+    for i in lo..hi {
+        let e = a.start(i + 1);
+        // SAFETY: col(p) < x_rows, so the L entries at col * L are inside `xp`; tmp holds
+        // 16 >= L entries; (j0 + t) * ldy + i is inside Y for t < w, i < nrows.
+        unsafe {
+            let mut acc = V::zero();
+            for p in s..e {
+                acc = V::fma(V::splat(a.val(p)), V::load(x.add(a.col(p) * l)), acc);
+            }
+            V::store(tmp.as_mut_ptr(), acc);
+            for (t, &sum) in tmp.iter().take(w).enumerate() {
+                super::store(d.y.at((j0 + t) * d.ldy + i), sum, d.alpha, d.beta);
+            }
+        }
+        s = e;
+    }
+}

@@ -173,6 +173,19 @@ pub(crate) struct Dense<'a, V> {
     pub a_checked: bool,
 }
 
+/// Buffers for the packed panel of X, one per value type (see `run`).
+#[derive(Default)]
+pub struct PackScratch {
+    pub f64: Vec<f64>,
+    pub f32: Vec<f32>,
+}
+
+/// Bytes of X's rows a column group may span before it counts as scattered (`scattered`);
+/// settable for tests, which force the packed path with 0.
+#[doc(hidden)]
+pub static SCATTER_BYTES: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(1 << 20);
+
 /// The shapes of one product, for `run`.
 pub struct Problem<'a, V> {
     pub k: usize,
@@ -189,6 +202,9 @@ pub struct Problem<'a, V> {
     /// indices below `x_rows`). When false the kernels check each block of rows before
     /// reading it; a bad block panics (a status at the ABI), never reads outside A or X.
     pub a_checked: bool,
+    /// Scratch of at least `x_rows * 16` entries for the packed column-major path (AVX-512,
+    /// k >= 2, scattered X reads), or `None` (that path is then not taken).
+    pub pack: Option<&'a mut [V]>,
 }
 
 /// Entries needed by a dense operand of `rows` x `k` with leading dimension `ld`, or `None`
@@ -284,6 +300,17 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         dense_len(p.layout, m, p.k, p.ldy) == Some(p.y.len()),
         "Y storage does not match its shape"
     );
+    #[cfg(target_arch = "x86_64")]
+    if let Some(buf) = p.pack
+        && isa == Isa::Avx512
+        && d.layout == Layout::ColMajor
+        && d.k >= 2
+        && d.alpha != V::ZERO
+    {
+        assert!(buf.len() >= x_rows * V::L, "pack scratch too small");
+        run_packed(a, &d, &mut buf[..x_rows * V::L], bounds, threads);
+        return;
+    }
     match bounds {
         Some(b) if threads > 1 && b.len() > 2 => {
             (0..b.len() - 1)
@@ -302,6 +329,72 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
             }
         }
     }
+}
+
+/// Column-major product through packed panels (AVX-512): for each panel of L columns (one
+/// vector: 8 f64 or 16 f32), X's panel is copied into `buf` as an x_rows x L row-major
+/// block (in parallel), then every row of Y's panel is computed from it, one vector load
+/// per entry of A instead of L scattered loads. Each lane is summed in storage order with
+/// FMA, as in the direct column-major kernel, so the results are the same bits.
+#[cfg(target_arch = "x86_64")]
+fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    d: &Dense<V>,
+    buf: &mut [V],
+    bounds: Option<&[usize]>,
+    threads: usize,
+) {
+    const PACK_ROWS: usize = 4096;
+    let (m, l) = (a.nrows(), V::L);
+    let parts = match bounds {
+        Some(b) if threads > 1 && b.len() > 2 => b.len() - 1,
+        _ => chunk_count(a, d.k, threads),
+    };
+    let range = |c: usize| match bounds {
+        Some(b) if threads > 1 && b.len() > 2 => (b[c], b[c + 1]),
+        _ => chunk_bounds(a, c, parts),
+    };
+    let mut j0 = 0;
+    while j0 < d.k {
+        let w = l.min(d.k - j0);
+        let pack = |(ci, out): (usize, &mut [V])| {
+            let c0 = ci * PACK_ROWS;
+            for t in 0..w {
+                let col = &d.x[(j0 + t) * d.ldx + c0..][..out.len() / l];
+                for (r, &v) in col.iter().enumerate() {
+                    out[r * l + t] = v;
+                }
+            }
+        };
+        if parts > 1 {
+            buf.par_chunks_mut(PACK_ROWS * l).enumerate().for_each(pack);
+        } else {
+            buf.chunks_mut(PACK_ROWS * l).enumerate().for_each(pack);
+        }
+        let xp: &[V] = buf;
+        let panel = |c: usize| {
+            let (lo, hi) = range(c);
+            let mut b0 = lo;
+            while b0 < hi {
+                let b1 = block_end(a, b0, hi, BLOCK_NNZ);
+                if !d.a_checked {
+                    a.check_rows(b0, b1, d.x_rows);
+                }
+                // SAFETY: `run_packed` runs only on the AVX-512 path (`run` checked the
+                // ISA); rows [b0, b1) passed `check_rows` (or A was validated in full), so
+                // col < x_rows and col * L + L <= xp.len(); Y's columns j0..j0 + w < k.
+                unsafe { avx512::packed(a, b0, b1, xp, j0, w, d) };
+                b0 = b1;
+            }
+        };
+        if parts > 1 {
+            (0..parts).into_par_iter().for_each(panel);
+        } else {
+            (0..parts).for_each(panel);
+        }
+        j0 += w;
+    }
+    let _ = m;
 }
 
 /// Rows `[lo, hi)` on the chosen instruction-set path.
@@ -369,6 +462,52 @@ fn block_end<V: Scalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, max: usiz
     l
 }
 
+/// Whether the first rows of `[lo, hi)` (about `BLOCK_NNZ` entries) read X over a range
+/// of rows whose column group (8 columns) exceeds `SCATTER_BYTES` (1 MiB, a mid-level
+/// cache): X accesses are then mostly cache misses, one line per column and entry.
+#[inline(always)]
+fn scattered<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    x_rows: usize,
+    a_checked: bool,
+) -> bool {
+    if lo >= hi {
+        return false;
+    }
+    let e = block_end(a, lo, hi, BLOCK_NNZ);
+    if !a_checked {
+        a.check_rows(lo, e, x_rows);
+    }
+    let (mut mn, mut mx) = (usize::MAX, 0);
+    for p in a.start(lo)..a.start(e) {
+        // SAFETY: p lies in rows [lo, e), checked just above (or A was validated in full).
+        let c = unsafe { a.col(p) };
+        mn = mn.min(c);
+        mx = mx.max(c);
+    }
+    let span = mx.saturating_sub(mn).saturating_add(1);
+    let limit = SCATTER_BYTES.load(std::sync::atomic::Ordering::Relaxed);
+    mn <= mx && span.saturating_mul(8 * std::mem::size_of::<V>()) > limit
+}
+
+/// Whether `run` would take the packed column-major path (the caller then provides the
+/// scratch): AVX-512 path, column-major, k >= 2, and scattered reads of X.
+pub fn wants_pack<V: SpmmScalar, R: SparseRows<V>>(
+    isa: Isa,
+    a: &R,
+    layout: Layout,
+    k: usize,
+    x_rows: usize,
+) -> bool {
+    cfg!(target_arch = "x86_64")
+        && isa == Isa::Avx512
+        && layout == Layout::ColMajor
+        && k >= 2
+        && scattered(a, 0, a.nrows(), x_rows, false)
+}
+
 #[inline(always)]
 fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512: bool>(
     a: &R,
@@ -381,7 +520,17 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         return;
     }
     let col_panels = d.k > 1 && d.layout == Layout::ColMajor;
-    let max = if col_panels { TILE_NNZ } else { BLOCK_NNZ };
+    let max = if !col_panels {
+        BLOCK_NNZ
+    } else if scattered(a, lo, hi, d.x_rows, d.a_checked) {
+        // X's columns are read all over: a small tile would make every column group sweep
+        // all of X between reuses (X rarely fits in cache for large k), so each group makes
+        // one pass over the whole chunk instead. A is then re-read once per group (a
+        // stream), while the group's columns of X stay in the last-level cache.
+        usize::MAX
+    } else {
+        TILE_NNZ
+    };
     let mut b0 = lo;
     while b0 < hi {
         let b1 = block_end(a, b0, hi, max);
