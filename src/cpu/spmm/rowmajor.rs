@@ -4,14 +4,11 @@
 //! vectorises. A's row is re-read per block from L1, A and X are each fetched from memory
 //! once per call (X rows once per use in cache), and Y is written once.
 //!
-//! Blocks of at most 8 columns are a single vector (or less), so one accumulator per row
-//! would make the row a chain of dependent FMAs; they keep two (even and odd entries,
-//! added at the end), an order that depends only on the row.
+//! This is the generic path (baseline and AVX2 builds); the AVX-512 path uses `avx512`,
+//! whose explicit vectors the compiler does not split.
 
 use super::rows::SparseRows;
 use super::{Dense, SpmmScalar, madd, store};
-
-const TWO_ACC: bool = false;
 
 /// W columns of row i starting at column j0.
 ///
@@ -32,38 +29,12 @@ unsafe fn block<V: SpmmScalar, R: SparseRows<V>, const W: usize, const FMA: bool
     // 1) * ldx + k = X's length (checked in `run`), so the W entries are inside X.
     let xrow = |p: usize| unsafe { &*xb.add(a.col(p) * ldx).cast::<[V; W]>() };
     let mut acc = [V::ZERO; W];
-    if W <= 8 && TWO_ACC {
-        let mut acc2 = [V::ZERO; W];
-        let mut p = s;
-        while p + 2 <= e {
-            // SAFETY: p, p + 1 < e.
-            let (v0, v1) = unsafe { (a.val(p), a.val(p + 1)) };
-            let (x0, x1) = (xrow(p), xrow(p + 1));
-            for t in 0..W {
-                acc[t] = madd::<V, FMA>(acc[t], v0, x0[t]);
-                acc2[t] = madd::<V, FMA>(acc2[t], v1, x1[t]);
-            }
-            p += 2;
-        }
-        if p < e {
-            // SAFETY: p < e.
-            let v0 = unsafe { a.val(p) };
-            let x0 = xrow(p);
-            for t in 0..W {
-                acc[t] = madd::<V, FMA>(acc[t], v0, x0[t]);
-            }
-        }
+    for p in s..e {
+        // SAFETY: p < e.
+        let v = unsafe { a.val(p) };
+        let xr = xrow(p);
         for t in 0..W {
-            acc[t] = acc[t] + acc2[t];
-        }
-    } else {
-        for p in s..e {
-            // SAFETY: p < e.
-            let v = unsafe { a.val(p) };
-            let xr = xrow(p);
-            for t in 0..W {
-                acc[t] = madd::<V, FMA>(acc[t], v, xr[t]);
-            }
+            acc[t] = madd::<V, FMA>(acc[t], v, xr[t]);
         }
     }
     let base = i * d.ldy + j0;
