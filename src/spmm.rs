@@ -4,7 +4,8 @@
 //!
 //! BLAS conventions: beta = 0 means Y is not read (NaN or garbage in Y does not leak);
 //! alpha = 0 means A and X are not read. Results are bitwise identical for any thread count
-//! (each entry of Y is computed by one thread, summing its row of op(A) in storage order).
+//! (each entry of Y is computed by one thread, summing its row of op(A) in an order fixed
+//! by the row alone).
 
 use crate::cpu::spmm::rows::{CsrRows, SparseRows, TransposedRows};
 use crate::cpu::spmm::transpose::Transpose;

@@ -4,12 +4,20 @@
 //! - Work split: contiguous row chunks of about equal nonzeros (plus one unit per row, so
 //!   runs of empty rows are split too), several per thread, handed out by rayon.
 //! - Determinism: each entry of Y is computed by one thread, as
-//!   `alpha * (sum over the row's entries in storage order) + beta * y`; the chunking only
-//!   decides who computes it, so results are bitwise identical for any thread count.
+//!   `alpha * (sum over the row's entries) + beta * y`, the sum taken in an order fixed by
+//!   the row alone (storage order, or a fixed interleaving of partial sums: `spmv`, the
+//!   one-vector blocks of `avx512`); the chunking only decides who computes it, so results
+//!   are bitwise identical for any thread count.
+//! - Safety without per-entry checks: each block of rows is proven safe by
+//!   `SparseRows::check_rows` (offsets, column indices; vectorised) just before the kernel
+//!   reads it with unchecked indexing, or skipped when A was validated in full in the call.
 //! - Instruction set: one code path per process, chosen at run time (AVX-512, AVX2+FMA, or
-//!   the baseline build); the library itself is built for the baseline target.
-//! - Nothing is allocated here: A is streamed once per call (column-major reuses a row tile
-//!   of A from cache across column groups).
+//!   the baseline build); the library itself is built for the baseline target. AVX-512
+//!   row-major blocks and packed column-major panels use explicit vectors (`avx512`).
+//! - Column-major: row tiles in L2 with groups of 8 columns (`colmajor`); when X's reads
+//!   are scattered, packed row-major panels of X (`run_packed`, AVX-512) so that each entry
+//!   of A reads one cache line of X instead of one per column.
+//! - Nothing is allocated here: the packed panel is the caller's (the handle's) scratch.
 
 #[cfg(target_arch = "x86_64")]
 pub mod avx512;
