@@ -869,10 +869,17 @@ module spgemm
     ! its op is `op` (its row partition and, for A^T, its transposed structure). A's values
     ! may change between calls; its structure must be the one analysed.
     !
-    ! Determinism: each entry of Y is computed by one thread as
-    ! `alpha * (sum over its row of op(A), in storage order) + beta * y`, so results are
-    ! bitwise identical whatever the thread count and with or without an analysis (they may
-    ! differ between machines: FMA is used where the CPU has it).
+    ! Determinism: each entry of Y is computed by one thread as `alpha * s + beta * y`, where
+    ! `s` sums its row of op(A) in an order fixed by the row alone (storage order; for k = 1,
+    ! and for row-major blocks of one vector on AVX-512, a fixed interleaving of partial
+    ! sums), so results are bitwise identical whatever the thread count and with or without
+    ! an analysis (they may differ between machines: FMA and vector kernels are used where the
+    ! CPU has them).
+    !
+    ! Memory: column-major products whose reads of X are scattered (random sparsity) pack 8
+    ! or 16 columns of X at a time into a buffer kept by the handle (16 values per row of X,
+    ! allocated on first use, reused, freed with the handle); if it cannot be allocated the
+    ! product runs without it.
     !
     ! Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A on the GPU
     ! (A, X and Y are copied to the device and Y back; the analysis is not used there;
@@ -884,8 +891,9 @@ module spgemm
     !
     ! Validation (see `spgemm_set_validation`): when on, A is checked fully on each call
     ! without an analysis, and compared with the analysed structure (digest) with one; when
-    ! off, only O(1) checks are made and a bad column index gives `SPGEMM_STATUS_INTERNAL`
-    ! or a wrong result, never an access outside X or Y.
+    ! off, the kernels check each block of A (row offsets, column indices) just before
+    ! reading it, and a bad structure gives `SPGEMM_STATUS_INTERNAL` with a message naming
+    ! the row or position (Y may then be partly written), never an access outside A, X or Y.
     !
     ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, X when alpha != 0 and X has entries,
     ! Y when it has entries), `SPGEMM_STATUS_INVALID_VALUE` (op or layout code, negative k or

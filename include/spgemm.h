@@ -32,6 +32,9 @@
  */
 
 
+// Transparent huge pages (2 MiB) for memory of at least this many bytes.
+#define HUGE_MIN_BYTES (4 << 20)
+
 // Entries of the first (small, always resident) level of the two-level hash maps. The
 // paper keeps level 1 in GPU shared memory; on a CPU it is a per-thread scratch area
 // sized to stay in the L1 data cache (about 14 KiB for KKMEM, 16 KiB for KKLP with f64).
@@ -39,6 +42,15 @@
 
 // Compress only if it removes more than this fraction of the symbolic insertions.
 #define MIN_GAIN 0.15
+
+// Rows of A looked at by [`estimate`].
+#define SAMPLE_ROWS 1024
+
+// Work of compressing B (the length pass plus the build pass), in symbolic insertions
+// per entry of B: measured on the benchmark inputs, a (word, bits) pair costs about as
+// much to insert as a column, and one pass over B about as much as one insertion per
+// entry.
+#define COMPRESS_COST_PER_ENTRY 2.0
 
 // Columns per word of a bit set.
 #define WORD_BITS 64
@@ -741,10 +753,17 @@ spgemm_status_t spgemm_plan_info(const spgemm_plan_t *plan, void *buf, size_t le
 //   its op is `op` (its row partition and, for A^T, its transposed structure). A's values
 //   may change between calls; its structure must be the one analysed.
 //
-// Determinism: each entry of Y is computed by one thread as
-// `alpha * (sum over its row of op(A), in storage order) + beta * y`, so results are
-// bitwise identical whatever the thread count and with or without an analysis (they may
-// differ between machines: FMA is used where the CPU has it).
+// Determinism: each entry of Y is computed by one thread as `alpha * s + beta * y`, where
+// `s` sums its row of op(A) in an order fixed by the row alone (storage order; for k = 1,
+// and for row-major blocks of one vector on AVX-512, a fixed interleaving of partial
+// sums), so results are bitwise identical whatever the thread count and with or without
+// an analysis (they may differ between machines: FMA and vector kernels are used where the
+// CPU has them).
+//
+// Memory: column-major products whose reads of X are scattered (random sparsity) pack 8
+// or 16 columns of X at a time into a buffer kept by the handle (16 values per row of X,
+// allocated on first use, reused, freed with the handle); if it cannot be allocated the
+// product runs without it.
 //
 // Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A on the GPU
 // (A, X and Y are copied to the device and Y back; the analysis is not used there;
@@ -756,8 +775,9 @@ spgemm_status_t spgemm_plan_info(const spgemm_plan_t *plan, void *buf, size_t le
 //
 // Validation (see `spgemm_set_validation`): when on, A is checked fully on each call
 // without an analysis, and compared with the analysed structure (digest) with one; when
-// off, only O(1) checks are made and a bad column index gives `SPGEMM_STATUS_INTERNAL`
-// or a wrong result, never an access outside X or Y.
+// off, the kernels check each block of A (row offsets, column indices) just before
+// reading it, and a bad structure gives `SPGEMM_STATUS_INTERNAL` with a message naming
+// the row or position (Y may then be partly written), never an access outside A, X or Y.
 //
 // Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, X when alpha != 0 and X has entries,
 // Y when it has entries), `SPGEMM_STATUS_INVALID_VALUE` (op or layout code, negative k or

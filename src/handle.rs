@@ -133,6 +133,9 @@ pub struct Handle {
     pub gpu: crate::cuda::DeviceSlot,
     /// CPU and GPU rates measured by hybrid products, for the next split (Heuristic II).
     pub hybrid_rates: Mutex<crate::hybrid::Rates>,
+    /// SpMM's packed panel of X (column-major products with scattered columns), grown on
+    /// first use and reused by later calls.
+    pub spmm_pack: Mutex<crate::cpu::spmm::PackScratch>,
 }
 
 /// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores.
@@ -246,6 +249,7 @@ impl Handle {
             messages,
             gpu: Default::default(),
             hybrid_rates: Default::default(),
+            spmm_pack: Default::default(),
         })
     }
 

@@ -4,11 +4,12 @@
 //!
 //! BLAS conventions: beta = 0 means Y is not read (NaN or garbage in Y does not leak);
 //! alpha = 0 means A and X are not read. Results are bitwise identical for any thread count
-//! (each entry of Y is computed by one thread, summing its row of op(A) in storage order).
+//! (each entry of Y is computed by one thread, summing its row of op(A) in an order fixed
+//! by the row alone).
 
-use crate::cpu::spmm::rows::{CsrRows, Sink, SparseRows, TransposedRows};
+use crate::cpu::spmm::rows::{CsrRows, SparseRows, TransposedRows};
 use crate::cpu::spmm::transpose::Transpose;
-use crate::cpu::spmm::{self as kern, Isa, Problem, SpmmScalar};
+use crate::cpu::spmm::{self as kern, Isa, PackScratch, Problem, SpmmScalar};
 use crate::csr::{AnyCsr, CsrRef, TypeSig, ValueSlice, prefix};
 use crate::cuda;
 use crate::error::{Error, Result, Status, err};
@@ -187,11 +188,15 @@ macro_rules! dispatch_sig {
 
 /// Value types of X and Y, recovered from the erased slices.
 trait DenseValue: SpmmScalar {
+    fn scratch(s: &mut PackScratch) -> &mut Vec<Self>;
     fn x(s: ValueSlice<'_>) -> Option<&[Self]>;
     fn y(s: ValueSliceMut<'_>) -> Option<&mut [Self]>;
 }
 
 impl DenseValue for f32 {
+    fn scratch(s: &mut PackScratch) -> &mut Vec<f32> {
+        &mut s.f32
+    }
     fn x(s: ValueSlice<'_>) -> Option<&[f32]> {
         if let ValueSlice::F32(v) = s {
             Some(v)
@@ -209,6 +214,9 @@ impl DenseValue for f32 {
 }
 
 impl DenseValue for f64 {
+    fn scratch(s: &mut PackScratch) -> &mut Vec<f64> {
+        &mut s.f64
+    }
     fn x(s: ValueSlice<'_>) -> Option<&[f64]> {
         if let ValueSlice::F64(v) = s {
             Some(v)
@@ -367,8 +375,11 @@ impl<V: crate::types::Scalar> SparseRows<V> for NoRows {
     fn start(&self, _: usize) -> usize {
         0
     }
-    fn for_each<S: Sink<V>>(&self, _: usize, _: &mut S) {}
-    fn entry(&self, _: usize) -> (usize, V) {
+    fn check_rows(&self, _: usize, _: usize, _: usize) {}
+    unsafe fn col(&self, _: usize) -> usize {
+        unreachable!("a matrix without entries has no entry to read")
+    }
+    unsafe fn val(&self, _: usize) -> V {
         unreachable!("a matrix without entries has no entry to read")
     }
 }
@@ -423,6 +434,8 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             x_rows: 0,
             y,
             ldy,
+            a_checked: true,
+            pack: None,
         };
         on_pool::<V, _>(h, &NoRows(y_rows), k, |t| {
             kern::run(isa, &NoRows(y_rows), p, None, t)
@@ -448,6 +461,9 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         }
     }
     let analysis = analysis.filter(|an| an.op == op);
+    // Whether A was validated in full in this call, so the kernels may skip their per-block
+    // checks (with an analysis only its digest is compared: the kernels still check).
+    let mut a_checked = false;
     if h.options.validate {
         match analysis {
             // Validated when the analysis was made; check that the structure is the same.
@@ -459,7 +475,10 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
                     );
                 }
             }
-            None => h.install(|| a.validate("A"))?,
+            None => {
+                h.install(|| a.validate("A"))?;
+                a_checked = true;
+            }
         }
     }
     let bounds = analysis
@@ -475,11 +494,13 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         x_rows,
         y,
         ldy,
+        a_checked,
+        pack: None,
     };
     match op {
         Op::NonTranspose => {
             let rows = CsrRows { csr: a, vals };
-            on_pool(h, &rows, k, |t| kern::run(isa, &rows, p, bounds, t));
+            run_on(h, isa, &rows, p, bounds);
         }
         Op::Transpose => {
             let owned;
@@ -491,8 +512,40 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
                 }
             };
             let rows = TransposedRows { t, vals };
-            on_pool(h, &rows, k, |t| kern::run(isa, &rows, p, bounds, t));
+            run_on(h, isa, &rows, p, bounds);
         }
     }
     Ok(())
+}
+
+/// Runs the kernels, lending them the handle's packed-panel scratch when they would use it
+/// (grown on first use; if it cannot be grown the direct kernels run instead).
+fn run_on<V: DenseValue, R: SparseRows<V>>(
+    h: &Handle,
+    isa: Isa,
+    rows: &R,
+    p: Problem<'_, V>,
+    bounds: Option<&[usize]>,
+) {
+    let k = p.k;
+    if !kern::wants_pack(isa, rows, p.layout, k, p.x_rows) {
+        on_pool(h, rows, k, |t| kern::run(isa, rows, p, bounds, t));
+        return;
+    }
+    let mut guard = h.spmm_pack.lock();
+    let buf = V::scratch(&mut guard);
+    // 16 lanes: the widest vector (f32); f64 uses the first half of each row.
+    let need = p.x_rows.saturating_mul(16);
+    if buf.len() < need
+        && let Ok(v) = crate::alloc::try_filled(need, V::ZERO, "SpMM packed panel")
+    {
+        *buf = v;
+    }
+    let pack = if buf.len() >= need {
+        Some(&mut buf[..])
+    } else {
+        None
+    };
+    let p = Problem { pack, ..p };
+    on_pool(h, rows, k, |t| kern::run(isa, rows, p, bounds, t));
 }

@@ -231,7 +231,7 @@ pub fn main(args: &[String]) -> i32 {
                     // SAFETY: as above.
                     unsafe { spgemm_spmm_analysis_destroy(an) };
                     let t = crate::median(&times);
-                    let t_min = times[0];
+                    let t_min = times.iter().copied().fold(f64::INFINITY, f64::min);
                     let flops = 2.0 * nnz as f64 * k as f64;
                     let mut bytes = 12.0 * nnz as f64
                         + 4.0 * (m + 1) as f64

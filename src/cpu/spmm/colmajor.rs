@@ -1,95 +1,83 @@
-//! Column-major X and Y: rows are processed in tiles of about `TILE_NNZ` entries of A; for
-//! each tile, groups of 8 (then 4, 2, 1) columns are computed in one pass over the tile's
-//! rows, each entry of A feeding 8 columns. A is fetched from memory once per call and
-//! re-read from cache once per column group, not k times; each column of Y is written as a
-//! contiguous run per tile.
+//! Column-major X and Y: the caller hands over row tiles of about `TILE_NNZ` entries of A
+//! (they stay in L2); for each tile, groups of 8 (then 4, 2, 1) columns are computed in one
+//! pass over the tile's rows, each entry of A feeding the group's columns. A is fetched from
+//! memory once per call and re-read from cache once per column group, not k times; each
+//! column of Y is written as a contiguous run per tile.
+//!
+//! Per entry and column the inner loop is one multiply-add with its X operand loaded from
+//! the column's own pointer (`xcol[t] + c`): no bounds checks (the tile was checked) and no
+//! index arithmetic beyond the entry's column. The G accumulators of a row are independent
+//! chains; each is summed in storage order.
 
-use super::rows::{Sink, SparseRows};
+use super::rows::SparseRows;
 use super::{Dense, SpmmScalar, madd, store};
 
-/// Entries of A per tile (about 200 KB with 32-bit indices): the tile stays in L2 while the
-/// column groups pass over it.
-const TILE_NNZ: usize = 16384;
-
-/// Accumulates G columns (j0..j0+G) of one row of Y.
-struct Group<'a, V, const G: usize, const FMA: bool> {
-    acc: [V; G],
-    x: &'a [V],
-    ldx: usize,
-    x_rows: usize,
-    j0: usize,
-}
-
-impl<V: SpmmScalar, const G: usize, const FMA: bool> Sink<V> for Group<'_, V, G, FMA> {
-    #[inline(always)]
-    fn add(&mut self, c: usize, v: V) {
-        assert!(c < self.x_rows, "column index out of range");
-        for t in 0..G {
-            // SAFETY: c < x_rows <= ldx and j0 + t < k; X holds (k - 1) * ldx + x_rows
-            // entries (checked in `run`).
-            let xv = unsafe { *self.x.get_unchecked((self.j0 + t) * self.ldx + c) };
-            self.acc[t] = madd::<V, FMA>(self.acc[t], v, xv);
-        }
-    }
-}
-
+/// Columns j0..j0+G of rows `[lo, hi)`.
+///
+/// # Safety
+/// As for `rows`, and `j0 + G <= k`.
 #[inline(always)]
-fn group<V: SpmmScalar, R: SparseRows<V>, const G: usize, const FMA: bool>(
+unsafe fn group<V: SpmmScalar, R: SparseRows<V>, const G: usize, const FMA: bool>(
     a: &R,
     lo: usize,
     hi: usize,
     j0: usize,
     d: &Dense<V>,
 ) {
+    // Column t of the group starts at (j0 + t) * ldx: inside X since j0 + t < k.
+    let xcol: [*const V; G] = std::array::from_fn(|t| d.x.as_ptr().wrapping_add((j0 + t) * d.ldx));
+    let mut s = a.start(lo);
     for i in lo..hi {
-        let mut g = Group::<V, G, FMA> {
-            acc: [V::ZERO; G],
-            x: d.x,
-            ldx: d.ldx,
-            x_rows: d.x_rows,
-            j0,
-        };
-        a.for_each(i, &mut g);
-        for (t, &s) in g.acc.iter().enumerate() {
-            // SAFETY: i < nrows <= ldy, j0 + t < k: inside Y; row i belongs to this chunk.
-            unsafe { store(d.y.at((j0 + t) * d.ldy + i), s, d.alpha, d.beta) };
+        let e = a.start(i + 1);
+        let mut acc = [V::ZERO; G];
+        for p in s..e {
+            // SAFETY: p is in checked row i, so c < x_rows <= ldx and column j0 + t of X
+            // holds x_rows entries from xcol[t] (X's length is (k - 1) * ldx + x_rows).
+            unsafe {
+                let (c, v) = (a.col(p), a.val(p));
+                for t in 0..G {
+                    acc[t] = madd::<V, FMA>(acc[t], v, *xcol[t].add(c));
+                }
+            }
         }
+        for (t, &sum) in acc.iter().enumerate() {
+            // SAFETY: i < nrows <= ldy, j0 + t < k: inside Y; row i belongs to this chunk.
+            unsafe { store(d.y.at((j0 + t) * d.ldy + i), sum, d.alpha, d.beta) };
+        }
+        s = e;
     }
 }
 
-/// Rows `[lo, hi)` of Y.
+/// Rows `[lo, hi)` of Y (one tile).
+///
+/// # Safety
+/// Rows `[lo, hi)` passed `check_rows` against `d.x_rows` (or A was validated in full), X
+/// and Y hold the shapes of `d` (checked in `run`), and the rows belong to the caller.
 #[inline(always)]
-pub(crate) fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
+pub(crate) unsafe fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
     a: &R,
     lo: usize,
     hi: usize,
     d: &Dense<V>,
 ) {
     let k = d.k;
-    let mut t0 = lo;
-    while t0 < hi {
-        // Grow the tile to about TILE_NNZ entries (at least one row).
-        let limit = a.start(t0) + TILE_NNZ;
-        let mut t1 = t0 + 1;
-        while t1 < hi && a.start(t1 + 1) <= limit {
-            t1 += 1;
-        }
-        let mut j0 = 0;
+    let mut j0 = 0;
+    // SAFETY: forwarded contract; every group ends at or before column k.
+    unsafe {
         while k - j0 >= 8 {
-            group::<V, R, 8, FMA>(a, t0, t1, j0, d);
+            group::<V, R, 8, FMA>(a, lo, hi, j0, d);
             j0 += 8;
         }
         if k - j0 >= 4 {
-            group::<V, R, 4, FMA>(a, t0, t1, j0, d);
+            group::<V, R, 4, FMA>(a, lo, hi, j0, d);
             j0 += 4;
         }
         if k - j0 >= 2 {
-            group::<V, R, 2, FMA>(a, t0, t1, j0, d);
+            group::<V, R, 2, FMA>(a, lo, hi, j0, d);
             j0 += 2;
         }
         if k - j0 >= 1 {
-            group::<V, R, 1, FMA>(a, t0, t1, j0, d);
+            group::<V, R, 1, FMA>(a, lo, hi, j0, d);
         }
-        t0 = t1;
     }
 }

@@ -4,13 +4,23 @@
 //! - Work split: contiguous row chunks of about equal nonzeros (plus one unit per row, so
 //!   runs of empty rows are split too), several per thread, handed out by rayon.
 //! - Determinism: each entry of Y is computed by one thread, as
-//!   `alpha * (sum over the row's entries in storage order) + beta * y`; the chunking only
-//!   decides who computes it, so results are bitwise identical for any thread count.
+//!   `alpha * (sum over the row's entries) + beta * y`, the sum taken in an order fixed by
+//!   the row alone (storage order, or a fixed interleaving of partial sums: `spmv`, the
+//!   one-vector blocks of `avx512`); the chunking only decides who computes it, so results
+//!   are bitwise identical for any thread count.
+//! - Safety without per-entry checks: each block of rows is proven safe by
+//!   `SparseRows::check_rows` (offsets, column indices; vectorised) just before the kernel
+//!   reads it with unchecked indexing, or skipped when A was validated in full in the call.
 //! - Instruction set: one code path per process, chosen at run time (AVX-512, AVX2+FMA, or
-//!   the baseline build); the library itself is built for the baseline target.
-//! - Nothing is allocated here: A is streamed once per call (column-major reuses a row tile
-//!   of A from cache across column groups).
+//!   the baseline build); the library itself is built for the baseline target. AVX-512
+//!   row-major blocks and packed column-major panels use explicit vectors (`avx512`).
+//! - Column-major: row tiles in L2 with groups of 8 columns (`colmajor`); when X's reads
+//!   are scattered, packed row-major panels of X (`run_packed`, AVX-512) so that each entry
+//!   of A reads one cache line of X instead of one per column.
+//! - Nothing is allocated here: the packed panel is the caller's (the handle's) scratch.
 
+#[cfg(target_arch = "x86_64")]
+pub mod avx512;
 pub mod colmajor;
 pub mod rowmajor;
 pub mod rows;
@@ -24,8 +34,19 @@ use rayon::prelude::*;
 use crate::types::Scalar;
 use rows::SparseRows;
 
+/// The explicit-vector operations of the AVX-512 kernels (nothing elsewhere).
+#[cfg(target_arch = "x86_64")]
+pub use avx512::Lanes as VectorLanes;
+/// The explicit-vector operations of the AVX-512 kernels (nothing elsewhere).
+#[cfg(not(target_arch = "x86_64"))]
+pub trait VectorLanes {}
+#[cfg(not(target_arch = "x86_64"))]
+impl VectorLanes for f32 {}
+#[cfg(not(target_arch = "x86_64"))]
+impl VectorLanes for f64 {}
+
 /// Values usable by the kernels: `Scalar` plus a fused multiply-add.
-pub trait SpmmScalar: Scalar + std::ops::Mul<Output = Self> {
+pub trait SpmmScalar: Scalar + std::ops::Mul<Output = Self> + VectorLanes {
     /// `a * b + c` with one rounding (only called on paths compiled with FMA).
     fn fused(a: Self, b: Self, c: Self) -> Self;
 }
@@ -156,7 +177,22 @@ pub(crate) struct Dense<'a, V> {
     pub x_rows: usize,
     pub y: YPtr<V>,
     pub ldy: usize,
+    /// A was validated in full (against `x_rows`) during this call: blocks need no check.
+    pub a_checked: bool,
 }
+
+/// Buffers for the packed panel of X, one per value type (see `run`).
+#[derive(Default)]
+pub struct PackScratch {
+    pub f64: Vec<f64>,
+    pub f32: Vec<f32>,
+}
+
+/// Bytes of X's rows a column group may span before it counts as scattered (`scattered`);
+/// settable for tests, which force the packed path with 0.
+#[doc(hidden)]
+pub static SCATTER_BYTES: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(1 << 20);
 
 /// The shapes of one product, for `run`.
 pub struct Problem<'a, V> {
@@ -170,6 +206,13 @@ pub struct Problem<'a, V> {
     pub x_rows: usize,
     pub y: &'a mut [V],
     pub ldy: usize,
+    /// Whether A was validated in full during this call (row offsets non-decreasing, column
+    /// indices below `x_rows`). When false the kernels check each block of rows before
+    /// reading it; a bad block panics (a status at the ABI), never reads outside A or X.
+    pub a_checked: bool,
+    /// Scratch of at least `x_rows * 16` entries for the packed column-major path (AVX-512,
+    /// k >= 2, scattered X reads), or `None` (that path is then not taken).
+    pub pack: Option<&'a mut [V]>,
 }
 
 /// Entries needed by a dense operand of `rows` x `k` with leading dimension `ld`, or `None`
@@ -259,11 +302,23 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
             len: p.y.len(),
         },
         ldy: p.ldy,
+        a_checked: p.a_checked,
     };
     assert!(
         dense_len(p.layout, m, p.k, p.ldy) == Some(p.y.len()),
         "Y storage does not match its shape"
     );
+    #[cfg(target_arch = "x86_64")]
+    if let Some(buf) = p.pack
+        && isa == Isa::Avx512
+        && d.layout == Layout::ColMajor
+        && d.k >= 2
+        && d.alpha != V::ZERO
+    {
+        assert!(buf.len() >= x_rows * V::L, "pack scratch too small");
+        run_packed(a, &d, &mut buf[..x_rows * V::L], bounds, threads);
+        return;
+    }
     match bounds {
         Some(b) if threads > 1 && b.len() > 2 => {
             (0..b.len() - 1)
@@ -282,6 +337,72 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
             }
         }
     }
+}
+
+/// Column-major product through packed panels (AVX-512): for each panel of L columns (one
+/// vector: 8 f64 or 16 f32), X's panel is copied into `buf` as an x_rows x L row-major
+/// block (in parallel), then every row of Y's panel is computed from it, one vector load
+/// per entry of A instead of L scattered loads. Each lane is summed in storage order with
+/// FMA, as in the direct column-major kernel, so the results are the same bits.
+#[cfg(target_arch = "x86_64")]
+fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    d: &Dense<V>,
+    buf: &mut [V],
+    bounds: Option<&[usize]>,
+    threads: usize,
+) {
+    const PACK_ROWS: usize = 4096;
+    let (m, l) = (a.nrows(), V::L);
+    let parts = match bounds {
+        Some(b) if threads > 1 && b.len() > 2 => b.len() - 1,
+        _ => chunk_count(a, d.k, threads),
+    };
+    let range = |c: usize| match bounds {
+        Some(b) if threads > 1 && b.len() > 2 => (b[c], b[c + 1]),
+        _ => chunk_bounds(a, c, parts),
+    };
+    let mut j0 = 0;
+    while j0 < d.k {
+        let w = l.min(d.k - j0);
+        let pack = |(ci, out): (usize, &mut [V])| {
+            let c0 = ci * PACK_ROWS;
+            for t in 0..w {
+                let col = &d.x[(j0 + t) * d.ldx + c0..][..out.len() / l];
+                for (r, &v) in col.iter().enumerate() {
+                    out[r * l + t] = v;
+                }
+            }
+        };
+        if parts > 1 {
+            buf.par_chunks_mut(PACK_ROWS * l).enumerate().for_each(pack);
+        } else {
+            buf.chunks_mut(PACK_ROWS * l).enumerate().for_each(pack);
+        }
+        let xp: &[V] = buf;
+        let panel = |c: usize| {
+            let (lo, hi) = range(c);
+            let mut b0 = lo;
+            while b0 < hi {
+                let b1 = block_end(a, b0, hi, BLOCK_NNZ);
+                if !d.a_checked {
+                    a.check_rows(b0, b1, d.x_rows);
+                }
+                // SAFETY: `run_packed` runs only on the AVX-512 path (`run` checked the
+                // ISA); rows [b0, b1) passed `check_rows` (or A was validated in full), so
+                // col < x_rows and col * L + L <= xp.len(); Y's columns j0..j0 + w < k.
+                unsafe { avx512::packed(a, b0, b1, xp, j0, w, d) };
+                b0 = b1;
+            }
+        };
+        if parts > 1 {
+            (0..parts).into_par_iter().for_each(panel);
+        } else {
+            (0..parts).for_each(panel);
+        }
+        j0 += w;
+    }
+    let _ = m;
 }
 
 /// Rows `[lo, hi)` on the chosen instruction-set path.
@@ -303,24 +424,100 @@ fn chunk<V: SpmmScalar, R: SparseRows<V>>(isa: Isa, a: &R, lo: usize, hi: usize,
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
         Isa::Avx2 => unsafe { chunk_avx2(a, lo, hi, d) },
-        _ => chunk_generic::<V, R, false>(a, lo, hi, d),
+        _ => chunk_generic::<V, R, false, false>(a, lo, hi, d),
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
 unsafe fn chunk_avx512<V: SpmmScalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, d: &Dense<V>) {
-    chunk_generic::<V, R, true>(a, lo, hi, d)
+    chunk_generic::<V, R, true, true>(a, lo, hi, d)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn chunk_avx2<V: SpmmScalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, d: &Dense<V>) {
-    chunk_generic::<V, R, true>(a, lo, hi, d)
+    chunk_generic::<V, R, true, false>(a, lo, hi, d)
+}
+
+/// Entries of A per block for SpMV and row-major products: a block is checked (column
+/// indices, offsets) and then computed while its indices are still in L1.
+const BLOCK_NNZ: usize = 2048;
+/// Entries of A per tile for column-major products (about 200 KB with 32-bit indices): the
+/// tile stays in L2 while the column groups pass over it.
+const TILE_NNZ: usize = 16384;
+
+/// End of the block starting at row `lo`: the last row end `e <= hi` with at most `max`
+/// entries in `[lo, e)`, and at least `lo + 1` (a longer row is a block of its own). A
+/// binary search on the offsets; garbage offsets (validation off) only give odd blocks,
+/// which `check_rows` then rejects.
+#[inline(always)]
+fn block_end<V: Scalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, max: usize) -> usize {
+    let s0 = a.start(lo);
+    let (mut l, mut h) = (lo + 1, hi);
+    if a.start(h).wrapping_sub(s0) <= max {
+        return h;
+    }
+    // Invariant: start(l) - s0 <= max or l = lo + 1; start(h) - s0 > max.
+    while h - l > 1 {
+        let mid = l + (h - l) / 2;
+        if a.start(mid).wrapping_sub(s0) <= max {
+            l = mid;
+        } else {
+            h = mid;
+        }
+    }
+    l
+}
+
+/// Whether the first rows of `[lo, hi)` (about `BLOCK_NNZ` entries) read X over a range
+/// of rows whose column group (8 columns) exceeds `SCATTER_BYTES` (1 MiB, a mid-level
+/// cache): X accesses are then mostly cache misses, one line per column and entry.
+#[inline(always)]
+fn scattered<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    x_rows: usize,
+    a_checked: bool,
+) -> bool {
+    if lo >= hi {
+        return false;
+    }
+    let e = block_end(a, lo, hi, BLOCK_NNZ);
+    if !a_checked {
+        a.check_rows(lo, e, x_rows);
+    }
+    let (mut mn, mut mx) = (usize::MAX, 0);
+    for p in a.start(lo)..a.start(e) {
+        // SAFETY: p lies in rows [lo, e), checked just above (or A was validated in full).
+        let c = unsafe { a.col(p) };
+        mn = mn.min(c);
+        mx = mx.max(c);
+    }
+    let span = mx.saturating_sub(mn).saturating_add(1);
+    let limit = SCATTER_BYTES.load(std::sync::atomic::Ordering::Relaxed);
+    mn <= mx && span.saturating_mul(8 * std::mem::size_of::<V>()) > limit
+}
+
+/// Whether `run` would take the packed column-major path (the caller then provides the
+/// scratch): AVX-512 path, column-major, k >= 2, and scattered reads of X.
+pub fn wants_pack<V: SpmmScalar, R: SparseRows<V>>(
+    isa: Isa,
+    a: &R,
+    layout: Layout,
+    k: usize,
+    x_rows: usize,
+) -> bool {
+    cfg!(target_arch = "x86_64")
+        && isa == Isa::Avx512
+        && layout == Layout::ColMajor
+        && k >= 2
+        && scattered(a, 0, a.nrows(), x_rows, false)
 }
 
 #[inline(always)]
-fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
+fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512: bool>(
     a: &R,
     lo: usize,
     hi: usize,
@@ -330,13 +527,45 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
         scale_rows(lo, hi, d);
         return;
     }
-    if d.k == 1 {
-        spmv::rows::<V, R, FMA>(a, lo, hi, d);
-        return;
-    }
-    match d.layout {
-        Layout::RowMajor => rowmajor::rows::<V, R, FMA>(a, lo, hi, d),
-        Layout::ColMajor => colmajor::rows::<V, R, FMA>(a, lo, hi, d),
+    let col_panels = d.k > 1 && d.layout == Layout::ColMajor;
+    let max = if !col_panels {
+        BLOCK_NNZ
+    } else if scattered(a, lo, hi, d.x_rows, d.a_checked) {
+        // X's columns are read all over: a small tile would make every column group sweep
+        // all of X between reuses (X rarely fits in cache for large k), so each group makes
+        // one pass over the whole chunk instead. A is then re-read once per group (a
+        // stream), while the group's columns of X stay in the last-level cache.
+        usize::MAX
+    } else {
+        TILE_NNZ
+    };
+    let mut b0 = lo;
+    while b0 < hi {
+        let b1 = block_end(a, b0, hi, max);
+        if !d.a_checked {
+            a.check_rows(b0, b1, d.x_rows);
+        }
+        // SAFETY: rows [b0, b1) passed `check_rows` against X's rows (or A was validated in
+        // full in this call), which is what the kernels' unchecked reads of A and X need;
+        // they belong to this chunk, so their rows of Y are this thread's.
+        unsafe {
+            if d.k == 1 {
+                spmv::rows::<V, R, FMA>(a, b0, b1, d);
+            } else if col_panels {
+                colmajor::rows::<V, R, FMA>(a, b0, b1, d);
+            } else {
+                // `AVX512` is set only by `chunk_avx512`, which checked the features.
+                #[cfg(target_arch = "x86_64")]
+                if AVX512 {
+                    avx512::rowmajor(a, b0, b1, d);
+                } else {
+                    rowmajor::rows::<V, R, FMA>(a, b0, b1, d);
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                rowmajor::rows::<V, R, FMA>(a, b0, b1, d);
+            }
+        }
+        b0 = b1;
     }
 }
 

@@ -3,88 +3,89 @@
 //! entries stream by; each entry adds `a * X[col, block]`, a fixed-width chunk the compiler
 //! vectorises. A's row is re-read per block from L1, A and X are each fetched from memory
 //! once per call (X rows once per use in cache), and Y is written once.
+//!
+//! This is the generic path (baseline and AVX2 builds); the AVX-512 path uses `avx512`,
+//! whose explicit vectors the compiler does not split.
 
-use super::rows::{Sink, SparseRows};
+use super::rows::SparseRows;
 use super::{Dense, SpmmScalar, madd, store};
 
-/// Accumulates W columns of one row of Y.
-struct Block<'a, V, const W: usize, const FMA: bool> {
-    acc: [V; W],
-    x: &'a [V],
-    ldx: usize,
-    x_rows: usize,
-    j0: usize,
-}
-
-impl<V: SpmmScalar, const W: usize, const FMA: bool> Sink<V> for Block<'_, V, W, FMA> {
-    #[inline(always)]
-    fn add(&mut self, c: usize, v: V) {
-        // The only per-entry check: it also catches bad column indices when validation is
-        // off (the panic becomes a status at the ABI).
-        assert!(c < self.x_rows, "column index out of range");
-        // SAFETY: c < x_rows and j0 + W <= k <= ldx, and X holds (x_rows - 1) * ldx + k
-        // entries (checked in `run`), so the W entries are in bounds.
-        let xr = unsafe { &*self.x.as_ptr().add(c * self.ldx + self.j0).cast::<[V; W]>() };
-        for (s, &xv) in self.acc.iter_mut().zip(xr) {
-            *s = madd::<V, FMA>(*s, v, xv);
-        }
-    }
-}
-
+/// W columns of row i starting at column j0.
+///
+/// # Safety
+/// As for `rows`, and `j0 + W <= k`.
 #[inline(always)]
-fn block<V: SpmmScalar, R: SparseRows<V>, const W: usize, const FMA: bool>(
+unsafe fn block<V: SpmmScalar, R: SparseRows<V>, const W: usize, const FMA: bool>(
     a: &R,
     i: usize,
+    s: usize,
+    e: usize,
     j0: usize,
     d: &Dense<V>,
 ) {
-    let mut b = Block::<V, W, FMA> {
-        acc: [V::ZERO; W],
-        x: d.x,
-        ldx: d.ldx,
-        x_rows: d.x_rows,
-        j0,
-    };
-    a.for_each(i, &mut b);
+    let xb = d.x.as_ptr().wrapping_add(j0);
+    let ldx = d.ldx;
+    // SAFETY: p is in checked row i, so c = col(p) < x_rows; c * ldx + j0 + W <= (x_rows -
+    // 1) * ldx + k = X's length (checked in `run`), so the W entries are inside X.
+    let xrow = |p: usize| unsafe { &*xb.add(a.col(p) * ldx).cast::<[V; W]>() };
+    let mut acc = [V::ZERO; W];
+    for p in s..e {
+        // SAFETY: p < e.
+        let v = unsafe { a.val(p) };
+        let xr = xrow(p);
+        for t in 0..W {
+            acc[t] = madd::<V, FMA>(acc[t], v, xr[t]);
+        }
+    }
     let base = i * d.ldy + j0;
-    for (t, &s) in b.acc.iter().enumerate() {
+    for (t, &sum) in acc.iter().enumerate() {
         // SAFETY: i < nrows, j0 + t < k <= ldy: inside Y; row i belongs to this chunk.
-        unsafe { store(d.y.at(base + t), s, d.alpha, d.beta) };
+        unsafe { store(d.y.at(base + t), sum, d.alpha, d.beta) };
     }
 }
 
 /// Rows `[lo, hi)` of Y.
+///
+/// # Safety
+/// Rows `[lo, hi)` passed `check_rows` against `d.x_rows` (or A was validated in full), X
+/// and Y hold the shapes of `d` (checked in `run`), and the rows belong to the caller.
 #[inline(always)]
-pub(crate) fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
+pub(crate) unsafe fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
     a: &R,
     lo: usize,
     hi: usize,
     d: &Dense<V>,
 ) {
     let k = d.k;
+    let mut s = a.start(lo);
     for i in lo..hi {
+        let e = a.start(i + 1);
         let mut j0 = 0;
-        while k - j0 >= 32 {
-            block::<V, R, 32, FMA>(a, i, j0, d);
-            j0 += 32;
+        // SAFETY: forwarded contract; every block ends at or before column k.
+        unsafe {
+            while k - j0 >= 32 {
+                block::<V, R, 32, FMA>(a, i, s, e, j0, d);
+                j0 += 32;
+            }
+            if k - j0 >= 16 {
+                block::<V, R, 16, FMA>(a, i, s, e, j0, d);
+                j0 += 16;
+            }
+            if k - j0 >= 8 {
+                block::<V, R, 8, FMA>(a, i, s, e, j0, d);
+                j0 += 8;
+            }
+            if k - j0 >= 4 {
+                block::<V, R, 4, FMA>(a, i, s, e, j0, d);
+                j0 += 4;
+            }
+            match k - j0 {
+                3 => block::<V, R, 3, FMA>(a, i, s, e, j0, d),
+                2 => block::<V, R, 2, FMA>(a, i, s, e, j0, d),
+                1 => block::<V, R, 1, FMA>(a, i, s, e, j0, d),
+                _ => {}
+            }
         }
-        if k - j0 >= 16 {
-            block::<V, R, 16, FMA>(a, i, j0, d);
-            j0 += 16;
-        }
-        if k - j0 >= 8 {
-            block::<V, R, 8, FMA>(a, i, j0, d);
-            j0 += 8;
-        }
-        if k - j0 >= 4 {
-            block::<V, R, 4, FMA>(a, i, j0, d);
-            j0 += 4;
-        }
-        match k - j0 {
-            3 => block::<V, R, 3, FMA>(a, i, j0, d),
-            2 => block::<V, R, 2, FMA>(a, i, j0, d),
-            1 => block::<V, R, 1, FMA>(a, i, j0, d),
-            _ => {}
-        }
+        s = e;
     }
 }

@@ -1,8 +1,10 @@
 //! Row access to the sparse operand of SpMM: A itself (`CsrRows`) or its transpose through a
 //! cached structure and a value permutation (`TransposedRows`). Kernels are generic over
 //! `SparseRows`, so op(A) = A and op(A) = A^T share one implementation.
-
-use std::ops::Range;
+//!
+//! Kernels read entries without bounds checks, so the trait separates the proof from the
+//! reads: `check_rows` proves a block of rows safe (or panics; the ABI's panic boundary
+//! turns that into a status), after which `col` and `val` may be called on its entries.
 
 use crate::csr::CsrRef;
 use crate::types::{Idx, Scalar};
@@ -12,21 +14,24 @@ use super::transpose::Transpose;
 /// Rows of a sparse matrix with values, 0-based.
 pub trait SparseRows<V: Scalar>: Sync {
     fn nrows(&self) -> usize;
-    /// 0-based position of the first entry of row `i` (`i <= nrows`).
+    /// 0-based position of the first entry of row `i` (`i <= nrows`). For an invalid A
+    /// (validation off) this may be anything; it is trusted only after `check_rows`.
     fn start(&self, i: usize) -> usize;
-    /// Calls `sink.add(column, value)` for each entry of row `i`, in storage order (the
-    /// order that fixes the summation order of every output entry).
-    fn for_each<S: Sink<V>>(&self, i: usize, sink: &mut S);
-    /// Column and value of the entry at 0-based position `p` (random access, for kernels
-    /// that walk several rows side by side).
-    fn entry(&self, p: usize) -> (usize, V);
-}
-
-/// Receiver of a row's entries. A trait with an `#[inline(always)]` method rather than a
-/// closure: closures may be left out of line, and out of line they lose the caller's
-/// `#[target_feature]` (a fused multiply-add then becomes a libm call).
-pub trait Sink<V> {
-    fn add(&mut self, col: usize, val: V);
+    /// Proves rows `[lo, hi)` (`lo <= hi <= nrows`) safe for `col` and `val` with an X of
+    /// `x_rows` rows: row offsets non-decreasing and inside the entry arrays, every column
+    /// index below `x_rows`. Panics with a message naming the problem otherwise.
+    fn check_rows(&self, lo: usize, hi: usize, x_rows: usize);
+    /// Column of the entry at 0-based position `p`.
+    ///
+    /// # Safety
+    /// `start(i) <= p < start(i + 1)` for a row `i` that passed `check_rows` (or for a
+    /// matrix that was validated in full against the same `x_rows`).
+    unsafe fn col(&self, p: usize) -> usize;
+    /// Value of the entry at position `p`.
+    ///
+    /// # Safety
+    /// As for `col`.
+    unsafe fn val(&self, p: usize) -> V;
 }
 
 /// A with its values (pattern-only matrices are rejected before this point).
@@ -45,25 +50,60 @@ impl<O: Idx, I: Idx, V: Scalar> SparseRows<V> for CsrRows<'_, O, I, V> {
         self.csr.row_start(i)
     }
     #[inline(always)]
-    fn for_each<S: Sink<V>>(&self, i: usize, sink: &mut S) {
-        let r: Range<usize> = self.csr.row_range(i);
-        // One bounds check per row; a decreasing offset (validation off) panics here and is
-        // turned into a status by the ABI's panic boundary.
-        let cols = &self.csr.col_indices()[r.clone()];
-        let vals = &self.vals[r];
+    fn check_rows(&self, lo: usize, hi: usize, x_rows: usize) {
         let base = self.csr.base();
-        for (c, &v) in cols.iter().zip(vals) {
-            sink.add(c.to_usize().wrapping_sub(base), v);
+        let nnz = self.csr.nnz().min(self.vals.len());
+        let offs = &self.csr.row_offsets()[lo..=hi];
+        // Branch-free folds in the stored types (they vectorise); the offending position is
+        // looked for only on failure.
+        let decreasing = offs.windows(2).fold(false, |bad, w| bad | (w[1] < w[0]));
+        let first = offs[0].to_i128() - base as i128;
+        let last = offs[hi - lo].to_i128() - base as i128;
+        if decreasing || first < 0 || last > nnz as i128 {
+            let i = (lo..hi)
+                .find(|&i| self.start(i + 1) < self.start(i) || self.start(i + 1) > nnz)
+                .unwrap_or(lo);
+            panic!("A: row offsets decrease or overrun the entries at row {i}");
+        }
+        // 0 <= first <= last <= nnz: the block's entries are in bounds.
+        let cols = &self.csr.col_indices()[first as usize..last as usize];
+        let Some(&c0) = cols.first() else {
+            return;
+        };
+        let (lo_c, hi_c) = cols.iter().fold((c0, c0), |(mn, mx), &c| {
+            (if c < mn { c } else { mn }, if c > mx { c } else { mx })
+        });
+        if lo_c.to_i128() < base as i128 || hi_c.to_i128() - base as i128 >= x_rows as i128 {
+            let p = cols
+                .iter()
+                .position(|c| c.to_usize().wrapping_sub(base) >= x_rows)
+                .unwrap_or(0);
+            panic!(
+                "A: column index at position {} is outside [base, base + {x_rows})",
+                first as usize + p
+            );
         }
     }
     #[inline(always)]
-    fn entry(&self, p: usize) -> (usize, V) {
-        (self.csr.col(p), self.vals[p])
+    unsafe fn col(&self, p: usize) -> usize {
+        // SAFETY: p < start(hi) <= nnz = col_indices.len() (the caller's contract).
+        unsafe { self.csr.col_indices().get_unchecked(p) }
+            .to_usize()
+            .wrapping_sub(self.csr.base())
+    }
+    #[inline(always)]
+    unsafe fn val(&self, p: usize) -> V {
+        // SAFETY: p < nnz <= vals.len() (`check_rows` bounds offsets by both lengths).
+        unsafe { *self.vals.get_unchecked(p) }
     }
 }
 
 /// A^T: rows of A^T are the columns of A; values are read from A through `perm`, so new
 /// values of A (same structure) are picked up without redoing the transpose.
+///
+/// Invariant (from `Transpose::build`, whose output is never modified): offsets are
+/// non-decreasing and end at `rows.len() == perm.len()`, every `rows[p] < src_rows` and
+/// every `perm[p] < rows.len()`. `check_rows` therefore only compares the sizes.
 pub struct TransposedRows<'a, V: Scalar> {
     pub t: &'a Transpose,
     pub vals: &'a [V],
@@ -79,16 +119,24 @@ impl<V: Scalar> SparseRows<V> for TransposedRows<'_, V> {
         self.t.offsets[i]
     }
     #[inline(always)]
-    fn for_each<S: Sink<V>>(&self, i: usize, sink: &mut S) {
-        let r = self.t.offsets[i]..self.t.offsets[i + 1];
-        let rows = &self.t.rows[r.clone()];
-        let perm = &self.t.perm[r];
-        for (&c, &p) in rows.iter().zip(perm) {
-            sink.add(c, self.vals[p]);
-        }
+    fn check_rows(&self, lo: usize, hi: usize, x_rows: usize) {
+        assert!(
+            lo <= hi && hi < self.t.offsets.len(),
+            "A^T: rows out of range"
+        );
+        assert!(
+            self.vals.len() >= self.t.nnz() && x_rows >= self.t.src_rows,
+            "A^T: the transposed structure does not match A"
+        );
     }
     #[inline(always)]
-    fn entry(&self, p: usize) -> (usize, V) {
-        (self.t.rows[p], self.vals[self.t.perm[p]])
+    unsafe fn col(&self, p: usize) -> usize {
+        // SAFETY: p < nnz (caller's contract and the invariant above).
+        unsafe { *self.t.rows.get_unchecked(p) }
+    }
+    #[inline(always)]
+    unsafe fn val(&self, p: usize) -> V {
+        // SAFETY: p < nnz, perm[p] < nnz <= vals.len() (invariant and `check_rows`).
+        unsafe { *self.vals.get_unchecked(*self.t.perm.get_unchecked(p)) }
     }
 }

@@ -1,21 +1,22 @@
 //! k = 1 (SpMV), either layout: x and y are vectors with strides (row-major: ld; column-
-//! major: 1). Four rows are walked side by side so four independent multiply-add chains
-//! hide the latency that a single row's chain would expose; each row is still summed in
-//! storage order, so results match the one-row-at-a-time kernels' definition.
+//! major: 1). Each row is summed in four interleaved partial sums (entries 0, 4, 8, ... in
+//! the first, 1, 5, 9, ... in the second, ...; combined as (s0 + s1) + (s2 + s3)): four
+//! independent multiply-add chains hide the FMA latency on long rows, and the order depends
+//! only on the row, so results do not depend on the thread count.
+//!
+//! The inner loop is three loads and one FMA per entry: no bounds checks (the block was
+//! checked by the caller) and, for unit strides (the usual case), no multiply.
 
 use super::rows::SparseRows;
 use super::{Dense, Layout, SpmmScalar, madd, store};
 
-#[inline(always)]
-fn xat<V: Copy>(x: &[V], x_rows: usize, stride: usize, c: usize) -> V {
-    assert!(c < x_rows, "column index out of range");
-    // SAFETY: c < x_rows and X holds (x_rows - 1) * stride + 1 entries (checked in `run`).
-    unsafe { *x.get_unchecked(c * stride) }
-}
-
 /// Rows `[lo, hi)` of y.
+///
+/// # Safety
+/// Rows `[lo, hi)` passed `check_rows` against `d.x_rows` (or A was validated in full), X
+/// and Y hold the shapes of `d` (checked in `run`), and the rows belong to the caller.
 #[inline(always)]
-pub(crate) fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
+pub(crate) unsafe fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
     a: &R,
     lo: usize,
     hi: usize,
@@ -25,43 +26,56 @@ pub(crate) fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
         Layout::RowMajor => (d.ldx, d.ldy),
         Layout::ColMajor => (1, 1),
     };
-    let (x, x_rows) = (d.x, d.x_rows);
-    let mut i = lo;
-    while i + 4 <= hi {
-        let s = [a.start(i), a.start(i + 1), a.start(i + 2), a.start(i + 3)];
-        let e = [s[1], s[2], s[3], a.start(i + 4)];
-        let len = [
-            e[0].saturating_sub(s[0]),
-            e[1].saturating_sub(s[1]),
-            e[2].saturating_sub(s[2]),
-            e[3].saturating_sub(s[3]),
-        ];
-        let common = len.iter().copied().min().unwrap_or(0);
-        let mut acc = [V::ZERO; 4];
-        for q in 0..common {
-            for r in 0..4 {
-                let (c, v) = a.entry(s[r] + q);
-                acc[r] = madd::<V, FMA>(acc[r], v, xat(x, x_rows, sx, c));
-            }
+    // SAFETY: forwarded contract.
+    unsafe {
+        if sx == 1 && sy == 1 {
+            strided::<V, R, FMA, true>(a, lo, hi, d, 1, 1)
+        } else {
+            strided::<V, R, FMA, false>(a, lo, hi, d, sx, sy)
         }
-        for r in 0..4 {
-            for p in s[r] + common..e[r] {
-                let (c, v) = a.entry(p);
-                acc[r] = madd::<V, FMA>(acc[r], v, xat(x, x_rows, sx, c));
-            }
-            // SAFETY: row i + r < nrows belongs to this chunk; (i + r) * sy is inside y.
-            unsafe { store(d.y.at((i + r) * sy), acc[r], d.alpha, d.beta) };
-        }
-        i += 4;
     }
-    while i < hi {
-        let mut acc = V::ZERO;
-        for p in a.start(i)..a.start(i + 1) {
-            let (c, v) = a.entry(p);
-            acc = madd::<V, FMA>(acc, v, xat(x, x_rows, sx, c));
+}
+
+#[inline(always)]
+unsafe fn strided<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const UNIT: bool>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    d: &Dense<V>,
+    sx: usize,
+    sy: usize,
+) {
+    let x = d.x.as_ptr();
+    // SAFETY (every read below): p lies in a checked row, so `col(p) < x_rows` and
+    // x + col * sx is inside X, which holds (x_rows - 1) * sx + 1 entries (`run`).
+    let xat = |c: usize| unsafe { *x.add(if UNIT { c } else { c * sx }) };
+    let mut s = a.start(lo);
+    for i in lo..hi {
+        let e = a.start(i + 1);
+        let mut acc = [V::ZERO; 4];
+        let mut p = s;
+        // SAFETY: s <= p < e within row i (checked).
+        unsafe {
+            while p + 4 <= e {
+                for (t, acc) in acc.iter_mut().enumerate() {
+                    *acc = madd::<V, FMA>(*acc, a.val(p + t), xat(a.col(p + t)));
+                }
+                p += 4;
+            }
+            // 0-3 left: into the first partial sums (fixed slots keep `acc` in registers).
+            if p < e {
+                acc[0] = madd::<V, FMA>(acc[0], a.val(p), xat(a.col(p)));
+                if p + 1 < e {
+                    acc[1] = madd::<V, FMA>(acc[1], a.val(p + 1), xat(a.col(p + 1)));
+                    if p + 2 < e {
+                        acc[2] = madd::<V, FMA>(acc[2], a.val(p + 2), xat(a.col(p + 2)));
+                    }
+                }
+            }
         }
-        // SAFETY: as above.
-        unsafe { store(d.y.at(i * sy), acc, d.alpha, d.beta) };
-        i += 1;
+        let sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        // SAFETY: row i < nrows belongs to this chunk; i * sy is inside y.
+        unsafe { store(d.y.at(if UNIT { i } else { i * sy }), sum, d.alpha, d.beta) };
+        s = e;
     }
 }

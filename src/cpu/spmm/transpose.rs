@@ -15,6 +15,8 @@ pub struct Transpose {
     pub rows: Vec<usize>,
     /// Position in A's arrays of each entry of A^T.
     pub perm: Vec<usize>,
+    /// Rows of A (every entry of `rows` is below it).
+    pub src_rows: usize,
 }
 
 impl Transpose {
@@ -61,6 +63,7 @@ impl Transpose {
             offsets,
             rows,
             perm,
+            src_rows: a.nrows(),
         })
     }
 

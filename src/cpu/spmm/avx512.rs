@@ -1,0 +1,356 @@
+//! Row-major kernels written with AVX-512 vectors (x86-64 only). The compiler's own
+//! vectorisation of the generic register blocks splits an 8-wide f64 block into pieces of
+//! 1, 4, 2 and 1 lanes with shuffles between them (measured with `perf annotate`), so the
+//! AVX-512 path states its vectors: per entry of A one broadcast of the value and one
+//! multiply-add per vector of X's row, with accumulators in registers.
+//!
+//! Row i, columns j0.. of Y are computed in blocks of 4, 2 and 1 vectors (8 f64 or 16 f32
+//! lanes each) and a masked tail of fewer lanes; a block of one vector (and the tail) keeps
+//! two accumulators (even and odd entries, added at the end) so a row is not one chain of
+//! dependent FMAs. Each lane is summed in an order that depends only on the row, so
+//! results do not depend on the thread count.
+
+// The AVX-512 intrinsics are stable since Rust 1.89, above the crate's declared
+// rust-version (1.85; the code base already needs 1.88 for let chains). Raising it is left
+// to the lead: it turns on newer lints in other modules.
+#![allow(clippy::incompatible_msrv)]
+
+use std::arch::x86_64::*;
+
+use super::rows::SparseRows;
+use super::{Dense, SpmmScalar};
+
+/// A scalar type's AVX-512 vector and the operations the kernels use. Every method needs
+/// AVX-512F (callers run on the AVX-512 path only, see `Isa`); pointer arguments follow
+/// the intrinsics' contracts (`_n` forms touch only the first `n < L` lanes).
+pub trait Lanes: Copy {
+    type V: Copy;
+    /// Lanes per vector.
+    const L: usize;
+    /// # Safety
+    /// AVX-512F available.
+    unsafe fn zero() -> Self::V;
+    /// # Safety
+    /// As above.
+    unsafe fn splat(s: Self) -> Self::V;
+    /// # Safety
+    /// As above, and `p..p + L` readable.
+    unsafe fn load(p: *const Self) -> Self::V;
+    /// # Safety
+    /// As above, and `p..p + n` readable (`n < L`).
+    unsafe fn load_n(p: *const Self, n: usize) -> Self::V;
+    /// `a * b + c`, one rounding.
+    /// # Safety
+    /// AVX-512F available.
+    unsafe fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// # Safety
+    /// As above.
+    unsafe fn vadd(a: Self::V, b: Self::V) -> Self::V;
+    /// # Safety
+    /// As above.
+    unsafe fn vmul(a: Self::V, b: Self::V) -> Self::V;
+    /// # Safety
+    /// As above, and `p..p + L` writable.
+    unsafe fn store(p: *mut Self, v: Self::V);
+    /// # Safety
+    /// As above, and `p..p + n` writable (`n < L`).
+    unsafe fn store_n(p: *mut Self, v: Self::V, n: usize);
+}
+
+impl Lanes for f64 {
+    type V = __m512d;
+    const L: usize = 8;
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn zero() -> __m512d {
+        _mm512_setzero_pd()
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn splat(s: f64) -> __m512d {
+        _mm512_set1_pd(s)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn load(p: *const f64) -> __m512d {
+        // SAFETY: per the contract.
+        unsafe { _mm512_loadu_pd(p) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn load_n(p: *const f64, n: usize) -> __m512d {
+        // SAFETY: per the contract; masked-off lanes are not accessed.
+        unsafe { _mm512_maskz_loadu_pd(((1u32 << n) - 1) as __mmask8, p) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn fma(a: __m512d, b: __m512d, c: __m512d) -> __m512d {
+        _mm512_fmadd_pd(a, b, c)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn vadd(a: __m512d, b: __m512d) -> __m512d {
+        _mm512_add_pd(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn vmul(a: __m512d, b: __m512d) -> __m512d {
+        _mm512_mul_pd(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store(p: *mut f64, v: __m512d) {
+        // SAFETY: per the contract.
+        unsafe { _mm512_storeu_pd(p, v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store_n(p: *mut f64, v: __m512d, n: usize) {
+        // SAFETY: per the contract; masked-off lanes are not accessed.
+        unsafe { _mm512_mask_storeu_pd(p, ((1u32 << n) - 1) as __mmask8, v) }
+    }
+}
+
+impl Lanes for f32 {
+    type V = __m512;
+    const L: usize = 16;
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn zero() -> __m512 {
+        _mm512_setzero_ps()
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn splat(s: f32) -> __m512 {
+        _mm512_set1_ps(s)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn load(p: *const f32) -> __m512 {
+        // SAFETY: per the contract.
+        unsafe { _mm512_loadu_ps(p) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn load_n(p: *const f32, n: usize) -> __m512 {
+        // SAFETY: per the contract; masked-off lanes are not accessed.
+        unsafe { _mm512_maskz_loadu_ps(((1u32 << n) - 1) as __mmask16, p) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn fma(a: __m512, b: __m512, c: __m512) -> __m512 {
+        _mm512_fmadd_ps(a, b, c)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn vadd(a: __m512, b: __m512) -> __m512 {
+        _mm512_add_ps(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn vmul(a: __m512, b: __m512) -> __m512 {
+        _mm512_mul_ps(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store(p: *mut f32, v: __m512) {
+        // SAFETY: per the contract.
+        unsafe { _mm512_storeu_ps(p, v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store_n(p: *mut f32, v: __m512, n: usize) {
+        // SAFETY: per the contract; masked-off lanes are not accessed.
+        unsafe { _mm512_mask_storeu_ps(p, ((1u32 << n) - 1) as __mmask16, v) }
+    }
+}
+
+/// `y = alpha * acc + beta * y` on `n` lanes (`n == L`: all), not reading y when beta = 0
+/// (the scalar `store`'s definition, lane by lane).
+///
+/// # Safety
+/// AVX-512F; `y..y + n` is this thread's part of Y.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn put<V: SpmmScalar>(y: *mut V, acc: V::V, n: usize, d: &Dense<V>) {
+    // SAFETY: per the contract.
+    unsafe {
+        let mut r = V::vmul(V::splat(d.alpha), acc);
+        if d.beta != V::ZERO {
+            let old = if n == V::L {
+                V::load(y)
+            } else {
+                V::load_n(y, n)
+            };
+            r = V::vadd(r, V::vmul(V::splat(d.beta), old));
+        }
+        if n == V::L {
+            V::store(y, r)
+        } else {
+            V::store_n(y, r, n)
+        }
+    }
+}
+
+/// NV full vectors of row i from column j0.
+///
+/// # Safety
+/// AVX-512F; entries `[s, e)` are row i's and were checked (`check_rows`); `j0 + NV * L
+/// <= k`; X and Y hold `d`'s shapes (checked in `run`); row i is this thread's.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn wide<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
+    a: &R,
+    i: usize,
+    s: usize,
+    e: usize,
+    j0: usize,
+    d: &Dense<V>,
+) {
+    // SAFETY: col(p) < x_rows for p in [s, e), so col * ldx + j0 + NV * L <= (x_rows - 1)
+    // * ldx + k, X's length; Y's row i holds k >= j0 + NV * L entries.
+    unsafe {
+        let xb = d.x.as_ptr().add(j0);
+        let mut acc = [V::zero(); NV];
+        for p in s..e {
+            let v = V::splat(a.val(p));
+            let xr = xb.add(a.col(p) * d.ldx);
+            for (r, acc) in acc.iter_mut().enumerate() {
+                *acc = V::fma(v, V::load(xr.add(r * V::L)), *acc);
+            }
+        }
+        let y = d.y.at(i * d.ldy + j0);
+        for (r, &acc) in acc.iter().enumerate() {
+            put(y.add(r * V::L), acc, V::L, d);
+        }
+    }
+}
+
+/// `n <= L` columns of row i from column j0 in one vector, two accumulators.
+///
+/// # Safety
+/// As for `wide`, with `j0 + n <= k`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn narrow<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    i: usize,
+    s: usize,
+    e: usize,
+    j0: usize,
+    n: usize,
+    d: &Dense<V>,
+) {
+    // SAFETY: as in `wide`, for n lanes.
+    unsafe {
+        let xb = d.x.as_ptr().add(j0);
+        let (mut a0, mut a1) = (V::zero(), V::zero());
+        let mut p = s;
+        if n == V::L {
+            while p + 2 <= e {
+                let x0 = V::load(xb.add(a.col(p) * d.ldx));
+                let x1 = V::load(xb.add(a.col(p + 1) * d.ldx));
+                a0 = V::fma(V::splat(a.val(p)), x0, a0);
+                a1 = V::fma(V::splat(a.val(p + 1)), x1, a1);
+                p += 2;
+            }
+            if p < e {
+                let x0 = V::load(xb.add(a.col(p) * d.ldx));
+                a0 = V::fma(V::splat(a.val(p)), x0, a0);
+            }
+        } else {
+            while p + 2 <= e {
+                let x0 = V::load_n(xb.add(a.col(p) * d.ldx), n);
+                let x1 = V::load_n(xb.add(a.col(p + 1) * d.ldx), n);
+                a0 = V::fma(V::splat(a.val(p)), x0, a0);
+                a1 = V::fma(V::splat(a.val(p + 1)), x1, a1);
+                p += 2;
+            }
+            if p < e {
+                let x0 = V::load_n(xb.add(a.col(p) * d.ldx), n);
+                a0 = V::fma(V::splat(a.val(p)), x0, a0);
+            }
+        }
+        put(d.y.at(i * d.ldy + j0), V::vadd(a0, a1), n, d);
+    }
+}
+
+/// Rows `[lo, hi)` of a row-major product with k >= 2.
+///
+/// # Safety
+/// AVX-512F, AVX-512VL, AVX2 and FMA available; rows `[lo, hi)` passed `check_rows`
+/// against `d.x_rows` (or A was validated in full); X and Y hold `d`'s shapes (checked in
+/// `run`); the rows are this thread's.
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    d: &Dense<V>,
+) {
+    let (k, l) = (d.k, V::L);
+    let mut s = a.start(lo);
+    for i in lo..hi {
+        let e = a.start(i + 1);
+        let mut j0 = 0;
+        // SAFETY: forwarded contract; every block ends at or before column k.
+        unsafe {
+            while k - j0 >= 4 * l {
+                wide::<V, R, 4>(a, i, s, e, j0, d);
+                j0 += 4 * l;
+            }
+            if k - j0 >= 2 * l {
+                wide::<V, R, 2>(a, i, s, e, j0, d);
+                j0 += 2 * l;
+            }
+            if k - j0 >= l {
+                narrow(a, i, s, e, j0, l, d);
+                j0 += l;
+            }
+            if k > j0 {
+                narrow(a, i, s, e, j0, k - j0, d);
+            }
+        }
+        s = e;
+    }
+}
+
+/// Rows `[lo, hi)`, columns `j0..j0 + w` (`w <= L`) of a column-major Y from a packed
+/// panel `xp` (X's columns j0.. as x_rows x L, row-major). One accumulator per row: each
+/// lane sums the row in storage order, as `colmajor` does.
+///
+/// # Safety
+/// AVX-512F, AVX-512VL, AVX2 and FMA available; rows `[lo, hi)` passed `check_rows`
+/// against `d.x_rows` (or A was validated in full) and `xp` holds `d.x_rows * L` entries;
+/// Y holds `d`'s shapes and `j0 + w <= k`; the rows are this thread's.
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    xp: &[V],
+    j0: usize,
+    w: usize,
+    d: &Dense<V>,
+) {
+    let l = V::L;
+    let x = xp.as_ptr();
+    let mut tmp = [V::ZERO; 16];
+    let mut s = a.start(lo);
+    for i in lo..hi {
+        let e = a.start(i + 1);
+        // SAFETY: col(p) < x_rows, so the L entries at col * L are inside `xp`; tmp holds
+        // 16 >= L entries; (j0 + t) * ldy + i is inside Y for t < w, i < nrows.
+        unsafe {
+            let mut acc = V::zero();
+            for p in s..e {
+                acc = V::fma(V::splat(a.val(p)), V::load(x.add(a.col(p) * l)), acc);
+            }
+            V::store(tmp.as_mut_ptr(), acc);
+            for (t, &sum) in tmp.iter().take(w).enumerate() {
+                super::store(d.y.at((j0 + t) * d.ldy + i), sum, d.alpha, d.beta);
+            }
+        }
+        s = e;
+    }
+}
