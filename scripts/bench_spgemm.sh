@@ -19,6 +19,7 @@
 #   THREADS (default 2), TRIALS (default 1), TMO (timeout per call, s, default 900),
 #   ANCHORS (peer drivers' folder, default /work/anchors; drivers in $ANCHORS/bin),
 #   PEERS (default "mkl graphblas kk"; empty = only ours), OURS=0 (peers only),
+#   MKL_ALGS (MKL stages timed, default sp2m,sp2m_noval,sp2m_full,spmm),
 #   OUR_ALGS (default: all non-auto algorithms spgemm-bench knows), VALIDATE (0|1,
 #   default 1 = the library's default), QUIET_WAIT (seconds to wait before each call for
 #   the machine to be < 15% busy, default 0 = off), NO_BUILD=1 (skip cargo build).
@@ -35,6 +36,7 @@ TRIALS=${TRIALS:-1}
 TMO=${TMO:-900}
 ANCHORS=${ANCHORS:-/work/anchors}
 PEERS=${PEERS-mkl graphblas kk}
+MKL_ALGS=${MKL_ALGS:-sp2m,sp2m_noval,sp2m_full,spmm}
 OURS=${OURS:-1}
 VALIDATE=${VALIDATE:-1}
 QUIET_WAIT=${QUIET_WAIT:-0}
@@ -81,7 +83,7 @@ GIT=$(cd "$HERE" && git rev-parse --short HEAD 2>/dev/null)$(cd "$HERE" && git d
 printf '{"bench":"meta","date":"%s","cmd":%s,"env":%s,"nproc":%s,"cpu":%s,"mem_gib":%s,"git":"%s","matdir":%s}\n' \
   "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   "$(json_escape "scripts/bench_spgemm.sh $MATDIR $OUT")" \
-  "$(json_escape "REPS=$REPS HEAVY_REPS=$HEAVY_REPS HEAVY_RE=$HEAVY_RE THREADS=$THREADS TRIALS=$TRIALS ONLY=$ONLY VALIDATE=$VALIDATE PEERS=$PEERS")" \
+  "$(json_escape "REPS=$REPS HEAVY_REPS=$HEAVY_REPS HEAVY_RE=$HEAVY_RE THREADS=$THREADS TRIALS=$TRIALS ONLY=$ONLY VALIDATE=$VALIDATE PEERS=$PEERS MKL_ALGS=$MKL_ALGS")" \
   "$NCPU" "$(json_escape "$CPU")" "$(awk '/MemTotal/{printf "%.1f", $2/1048576}' /proc/meminfo)" \
   "$GIT" "$(json_escape "$MATDIR")" >> "$OUT"
 
@@ -124,7 +126,7 @@ for trial in $(seq 1 "$TRIALS"); do
     for p in $PEERS; do
       case $p in
         mkl)
-          for alg in sp2m sp2m_noval sp2m_full spmm; do
+          for alg in ${MKL_ALGS//,/ }; do
             call mkl "$alg" "$A" "$bn" env MKL_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" ANCHOR_ALGS=$alg \
               "$ANCHORS/bin/mkl_spgemm" "$pa" "$pb" "$reps"
           done ;;
