@@ -32,68 +32,12 @@
  */
 
 
-// Transparent huge pages (2 MiB) for memory of at least this many bytes.
-#define HUGE_MIN_BYTES (4 << 20)
-
-// Entries of the first (small, always resident) level of the two-level hash maps. The
-// paper keeps level 1 in GPU shared memory; on a CPU it is a per-thread scratch area
-// sized to stay in the L1 data cache (about 14 KiB for KKMEM, 16 KiB for KKLP with f64).
-#define L1_ENTRIES 512
-
-// Compress only if it removes more than this fraction of the symbolic insertions.
-#define MIN_GAIN 0.15
-
-// Rows of A looked at by [`estimate`].
-#define SAMPLE_ROWS 1024
-
-// Work of compressing B (the length pass plus the build pass), in symbolic insertions
-// per entry of B: measured on the benchmark inputs, a (word, bits) pair costs about as
-// much to insert as a column, and one pass over B about as much as one insertion per
-// entry.
-#define COMPRESS_COST_PER_ENTRY 2.0
-
-// Columns per word of a bit set.
-#define WORD_BITS 64
-
-// Products whose inputs hold fewer entries stay on the CPU under `Backend::Auto`: the
-// copies to and from the device would cost more than the product.
-#define AUTO_MIN_INPUT_NNZ (1 << 20)
-
-// Static shared memory the kernels declare beside the dynamic tables (MAX_GROUPS ints and
-// a few counters), with room to spare.
-#define STATIC_SMEM ((256 * 4) + 64)
-
-// Largest number of rows one block may hold (MAX_GROUPS in kernels/spgemm.cu).
-#define MAX_GROUPS 256
-
-// Largest number of bins (MAX_BINS in kernels/spgemm.cu).
-#define MAX_BINS 16
-
-// Streams the bins are spread over (largest bins first).
-#define STREAMS 4
-
-// The largest size (exclusive) a device index can hold.
-#define DEVICE_INDEX_LIMIT (size_t)INT32_MAX
-
-// The replay kernel's dense value array may take at most this much per thread.
-#define REPLAY_MAX_DENSE_BYTES (64 << 20)
-
 // Library version as "MAJOR.MINOR.PATCH".
 #define SPGEMM_VERSION_MAJOR 0
 
 #define SPGEMM_VERSION_MINOR 1
 
 #define SPGEMM_VERSION_PATCH 0
-
-// The CPU's share before any rate is measured (Heuristic I).
-#define DEFAULT_CPU_FRACTION 0.25
-
-// A matrix counts as banded when its band holds at most this share of its columns...
-#define BAND_MAX_WIDTH_FRACTION 0.1
-
-// ... and its entries fill at least this share of the band (the paper's band matrices
-// are full bands stored as DIA).
-#define BAND_MIN_FILL 0.5
 
 // Opaque library context: worker threads, options and reusable workspace.
 typedef struct spgemm_handle_t spgemm_handle_t;

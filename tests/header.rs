@@ -16,6 +16,17 @@ fn header_is_current() {
         .expect("cbindgen failed to parse the crate")
         .write(&mut out);
     let generated = String::from_utf8(out).expect("utf-8 header");
+    // Only SPGEMM_* macros (and the include guard) may enter the caller's namespace: a
+    // crate-internal `pub const` is picked up by cbindgen unless cbindgen.toml excludes it.
+    let leaked: Vec<&str> = generated
+        .lines()
+        .filter_map(|l| l.strip_prefix("#define "))
+        .filter(|d| !d.starts_with("SPGEMM_"))
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "non-SPGEMM_ constants in the header (add them to [export] exclude in cbindgen.toml): {leaked:?}"
+    );
     let path = root.join("include/spgemm.h");
     if std::env::var_os("SPGEMM_BLESS").is_some() {
         std::fs::write(&path, &generated).expect("write include/spgemm.h");
