@@ -81,6 +81,8 @@ pub struct Features {
     pub value_bytes: usize,
     /// Worker threads.
     pub threads: usize,
+    /// High-bandwidth memory holding every worker's accumulators (None: ordinary memory).
+    pub hbm: Option<crate::topo::HbmBudget>,
 }
 
 /// Chooses the accumulator for each phase. An explicit choice is honoured for both.
@@ -108,7 +110,7 @@ pub fn select(requested: Algorithm, f: &Features) -> Result<(Algorithm, Algorith
             let dense_bytes =
                 f.k.saturating_mul(4 + f.value_bytes)
                     .saturating_mul(f.threads);
-            let num = if dense_ok && dense_bytes <= c.l3 {
+            let num = if dense_ok && dense_bytes <= dense_numeric_budget(&c, f) {
                 Algorithm::Dense
             } else {
                 Algorithm::LinkedList
@@ -124,6 +126,32 @@ pub fn select(requested: Algorithm, f: &Features) -> Result<(Algorithm, Algorith
         ),
         alg => Ok((alg, alg)),
     }
+}
+
+/// Bytes the numeric dense accumulators of all workers may take for `select` to pick
+/// KKDENSE: normally the shared L3 cache.
+///
+/// When every worker's chunk sits in high-bandwidth memory (`f.hbm`: KNL's MCDRAM in flat
+/// mode, HBM parts), dense arrays need not stay in cache to win: the KokkosKernels paper
+/// (section 4.2) finds KKDENSE best below k = 250,000 on KNL's DDR and also beyond that on
+/// MCDRAM, since its scattered accesses are bandwidth-bound. So the paper's DDR cut-off
+/// ([`DENSE_MAX_COLS`]) scaled by the HBM/DDR bandwidth ratio bounds k, and all workers'
+/// arrays may take at most an eighth of the HBM (the rest is for C and temporaries).
+/// Derived from the paper and the topology, not measured: no such machine was available.
+pub fn dense_numeric_budget(c: &Caches, f: &Features) -> usize {
+    let Some(h) = f.hbm else {
+        return c.l3;
+    };
+    let cols = (DENSE_MAX_COLS as f64 * h.bandwidth_ratio.max(1.0)) as usize;
+    let by_bandwidth = cols
+        .saturating_mul(4 + f.value_bytes)
+        .saturating_mul(f.threads.max(1));
+    let by_capacity = match usize::try_from(h.capacity / 8) {
+        Ok(0) => usize::MAX,
+        Ok(b) => b,
+        Err(_) => usize::MAX,
+    };
+    c.l3.max(by_bandwidth.min(by_capacity))
 }
 
 fn acc_kind(alg: Algorithm) -> AccKind {
@@ -229,6 +257,7 @@ impl PairOp for SymbolicOp<'_> {
                     .unwrap_or(flops),
                 value_bytes: std::mem::size_of::<V>(),
                 threads: h.threads(),
+                hbm: h.hbm_budget(),
             };
             let (symbolic_alg, numeric_alg) = select(h.options.algorithm, &features)?;
             let chunks = balanced_chunks(&profile.prefix, h.threads());

@@ -201,6 +201,33 @@ fn bind_area(
     mapped: usize,
     node: u32,
 ) -> std::result::Result<(), String> {
+    if let Some(free) = node_free_bytes(node) {
+        if topo.is_this_system() && free < mapped as u64 {
+            return Err(format!(
+                "node {node} has {free} bytes free, {mapped} needed"
+            ));
+        }
+    }
+    // SAFETY: the mapping is `mapped` bytes that we own; viewed as MaybeUninit bytes.
+    let area = unsafe { std::slice::from_raw_parts(base.cast_const().cast(), mapped) };
+    bind_pages(topo, area, node, false)
+}
+
+/// `sysconf(_SC_PAGESIZE)`, 4096 if it cannot say.
+pub(crate) fn page_bytes() -> usize {
+    page_size()
+}
+
+/// Binds the pages of `area` (page-aligned start and length: binding applies to whole
+/// pages) to `node`, policy BIND without STRICT (Linux: preferred node). With `migrate`,
+/// pages already in memory are moved there (when the OS can); others are placed at their
+/// first touch. Only on this machine's topology; errors are reasons, not failures.
+pub(crate) fn bind_pages(
+    topo: &Topo,
+    area: &[std::mem::MaybeUninit<u8>],
+    node: u32,
+    migrate: bool,
+) -> std::result::Result<(), String> {
     if !topo.is_this_system() {
         return Err(format!(
             "the topology ({}) does not describe this machine",
@@ -208,31 +235,43 @@ fn bind_area(
         ));
     }
     let hw = topo.hwloc().ok_or("no hwloc topology")?;
-    let supported = hw
-        .feature_support()
-        .memory_binding()
-        .is_some_and(|m| m.set_area() && m.bind_policy());
+    let support = hw.feature_support().memory_binding();
+    let supported = support.is_some_and(|m| m.set_area() && m.bind_policy());
     if !supported {
         return Err("the OS does not support binding memory areas".into());
     }
-    if let Some(free) = node_free_bytes(node) {
-        if free < mapped as u64 {
-            return Err(format!(
-                "node {node} has {free} bytes free, {mapped} needed"
-            ));
-        }
+    let mut flags = MemoryBindingFlags::empty();
+    if migrate && support.is_some_and(|m| m.migrate_flag()) {
+        flags |= MemoryBindingFlags::MIGRATE;
     }
     let mut set = NodeSet::new();
     set.set(node as usize);
-    // SAFETY: the mapping is `mapped` readable bytes (zero-filled) that we own.
-    let area = unsafe { std::slice::from_raw_parts(base.cast_const(), mapped) };
-    hw.bind_memory_area(
-        area,
-        &set,
-        MemoryBindingPolicy::Bind,
-        MemoryBindingFlags::empty(),
-    )
-    .map_err(|e| format!("binding {mapped} bytes to node {node} failed: {e}"))
+    hw.bind_memory_area(area, &set, MemoryBindingPolicy::Bind, flags)
+        .map_err(|e| format!("binding {} bytes to node {node} failed: {e}", area.len()))
+}
+
+/// The NUMA nodes (OS indices) holding the resident pages of `area`, as the kernel reports
+/// them now (hwloc `get_area_memlocation`). `Err` when it cannot be asked (not this
+/// machine, no OS support).
+pub(crate) fn pages_location(
+    topo: &Topo,
+    area: &[std::mem::MaybeUninit<u8>],
+) -> std::result::Result<Vec<u32>, String> {
+    if !topo.is_this_system() {
+        return Err("the topology does not describe this machine".into());
+    }
+    let hw = topo.hwloc().ok_or("no hwloc topology")?;
+    let supported = hw
+        .feature_support()
+        .memory_binding()
+        .is_some_and(|m| m.get_area_memory_location());
+    if !supported {
+        return Err("the OS cannot report where memory pages are".into());
+    }
+    let set: NodeSet = hw
+        .area_memory_location(area, MemoryBindingFlags::empty())
+        .map_err(|e| format!("querying page locations failed: {e}"))?;
+    Ok(set.iter_set().map(|i| usize::from(i) as u32).collect())
 }
 
 impl<T: ZeroValid> std::ops::Deref for NodeBuf<T> {
