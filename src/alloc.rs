@@ -165,3 +165,57 @@ pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Counter {
+        calls: Vec<(usize, usize, usize, String)>,
+    }
+
+    impl GrowthHook for Counter {
+        fn grown(
+            &mut self,
+            area: &mut [MaybeUninit<u8>],
+            init: usize,
+            previous: usize,
+            what: &str,
+        ) {
+            self.calls
+                .push((area.len(), init, previous, what.to_string()));
+        }
+    }
+
+    /// The hook sees real growth only, with the old allocation's address; scopes nest and
+    /// end; outside a scope nothing is called.
+    #[test]
+    fn growth_scope_sees_each_growth_once() {
+        let mut v: Vec<u64> = Vec::new();
+        let mut outer = Counter::default();
+        {
+            let _s = GrowthScope::enter(&mut outer);
+            try_grow(&mut v, 100, 7, "a").unwrap();
+            try_grow(&mut v, 50, 7, "a").unwrap(); // big enough: no call
+            let before = v.as_ptr() as usize;
+            let mut inner = Counter::default();
+            {
+                let _t = GrowthScope::enter(&mut inner);
+                try_grow(&mut v, 1000, 7, "b").unwrap();
+            }
+            assert_eq!(inner.calls.len(), 1);
+            assert_eq!(inner.calls[0].2, before);
+            assert_eq!(inner.calls[0].1, 100 * 8, "old elements are initialised");
+            let mut w: Vec<u32> = Vec::new();
+            try_reserve(&mut w, 10, "c").unwrap();
+        }
+        try_grow(&mut v, 5000, 7, "d").unwrap(); // no scope
+        assert_eq!(v.len(), 5000);
+        assert!(v.iter().all(|&x| x == 7));
+        let whats: Vec<&str> = outer.calls.iter().map(|c| c.3.as_str()).collect();
+        assert_eq!(whats, ["a", "c"]);
+        assert_eq!(outer.calls[0].2, 0, "no previous allocation");
+        assert!(outer.calls[0].0 >= 100 * 8 && outer.calls[1].0 >= 10 * 4);
+    }
+}

@@ -270,10 +270,15 @@ fn chunks_on_this_machine_are_bound_verified_and_persist() {
                 }
             }
             Some(_) => {
-                // Binding not possible here (VM without NUMA support): ordinary memory,
-                // and the reason is given.
+                // Binding not possible here (no OS support for it): ordinary memory, and
+                // that reason is given (any other failure is a bug).
                 assert_eq!(s.bound_bytes, 0, "{s:?}");
-                assert!(!s.notes.is_empty(), "{s:?}");
+                assert!(
+                    s.notes
+                        .iter()
+                        .any(|n| n.contains("does not support") || n.contains("does not describe")),
+                    "{s:?}"
+                );
             }
             None => assert_eq!(s.bound_bytes, 0, "{s:?}"),
         }
@@ -316,6 +321,7 @@ fn chunks_on_this_machine_are_bound_verified_and_persist() {
     }
     // The report carries the chunks.
     let info = h.topology_info();
+    eprintln!("topology info: {info}");
     assert!(info.contains("\"chunks\":[{\"worker\":0,"), "{info}");
     // Changing the HBM mode re-plans, so the chunks start afresh.
     h.set_hbm(HbmMode::Off).unwrap();

@@ -10,8 +10,8 @@
 //!    that is high-bandwidth memory without room for the buffer, the worker's ordinary
 //!    node instead (a note says so);
 //! 2. binds the buffer's whole pages to it (hwloc area binding, BIND without STRICT, so
-//!    Linux prefers the node and never fails a page fault; MIGRATE moves pages that are
-//!    already resident, e.g. reused heap memory or the part `realloc` copied);
+//!    Linux prefers the node and never fails a page fault); pages already resident (reused
+//!    heap memory, the part `realloc` copied) are moved there (`mbind` with MPOL_MF_MOVE);
 //! 3. touches every page of the unused capacity from the worker, so all pages exist now,
 //!    placed by the worker, before the kernel's hot loop;
 //! 4. asks the kernel where the pages are (hwloc `get_area_memlocation`) and records it in

@@ -220,8 +220,10 @@ pub(crate) fn page_bytes() -> usize {
 
 /// Binds the pages of `area` (page-aligned start and length: binding applies to whole
 /// pages) to `node`, policy BIND without STRICT (Linux: preferred node). With `migrate`,
-/// pages already in memory are moved there (when the OS can); others are placed at their
-/// first touch. Only on this machine's topology; errors are reasons, not failures.
+/// pages already in memory are moved there (Linux; hwlocality refuses hwloc's MIGRATE
+/// flag for areas, so that step is an `mbind(MPOL_PREFERRED, MPOL_MF_MOVE)`); others are
+/// placed at their first touch. Only on this machine's topology; errors are reasons, not
+/// failures.
 pub(crate) fn bind_pages(
     topo: &Topo,
     area: &[std::mem::MaybeUninit<u8>],
@@ -240,14 +242,66 @@ pub(crate) fn bind_pages(
     if !supported {
         return Err("the OS does not support binding memory areas".into());
     }
-    let mut flags = MemoryBindingFlags::empty();
-    if migrate && support.is_some_and(|m| m.migrate_flag()) {
-        flags |= MemoryBindingFlags::MIGRATE;
-    }
     let mut set = NodeSet::new();
     set.set(node as usize);
-    hw.bind_memory_area(area, &set, MemoryBindingPolicy::Bind, flags)
-        .map_err(|e| format!("binding {} bytes to node {node} failed: {e}", area.len()))
+    hw.bind_memory_area(
+        area,
+        &set,
+        MemoryBindingPolicy::Bind,
+        MemoryBindingFlags::empty(),
+    )
+    .map_err(|e| format!("binding {} bytes to node {node} failed: {e}", area.len()))?;
+    if migrate && support.is_some_and(|m| m.migrate_flag()) {
+        // A page that cannot be moved stays where it is; the caller's page-location query
+        // (`pages_location`) reports that, so the failure itself is not an error here.
+        let _ = move_resident_pages(area, node);
+    }
+    Ok(())
+}
+
+/// Moves the resident pages of `area` (whole pages) to `node`, keeping the preferred-node
+/// policy hwloc just set.
+#[cfg(target_os = "linux")]
+fn move_resident_pages(
+    area: &[std::mem::MaybeUninit<u8>],
+    node: u32,
+) -> std::result::Result<(), String> {
+    const MPOL_PREFERRED: libc::c_long = 1;
+    const MPOL_MF_MOVE: libc::c_long = 1 << 1;
+    const WORD: usize = libc::c_ulong::BITS as usize;
+    let node = node as usize;
+    let mut mask = vec![0 as libc::c_ulong; node / WORD + 1];
+    mask[node / WORD] |= 1 << (node % WORD);
+    // The kernel reads maxnode - 1 bits.
+    let maxnode = mask.len() * WORD + 1;
+    // SAFETY: mbind only changes the policy and placement of pages of our own mapping
+    // (`area`, page-aligned by the caller); the mask outlives the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            area.as_ptr(),
+            area.len(),
+            MPOL_PREFERRED,
+            mask.as_ptr(),
+            maxnode,
+            MPOL_MF_MOVE,
+        )
+    };
+    if rc != 0 {
+        return Err(format!(
+            "bound to node {node}, but moving resident pages there failed: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn move_resident_pages(
+    _area: &[std::mem::MaybeUninit<u8>],
+    _node: u32,
+) -> std::result::Result<(), String> {
+    Ok(())
 }
 
 /// The NUMA nodes (OS indices) holding the resident pages of `area`, as the kernel reports
