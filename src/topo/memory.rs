@@ -270,7 +270,7 @@ fn move_resident_pages(
     const MPOL_MF_MOVE: libc::c_long = 1 << 1;
     const WORD: usize = libc::c_ulong::BITS as usize;
     let node = node as usize;
-    let mut mask = vec![0 as libc::c_ulong; node / WORD + 1];
+    let mut mask: Vec<libc::c_ulong> = vec![0; node / WORD + 1];
     mask[node / WORD] |= 1 << (node % WORD);
     // The kernel reads maxnode - 1 bits.
     let maxnode = mask.len() * WORD + 1;
