@@ -82,6 +82,8 @@ pub struct Features {
     pub value_bytes: usize,
     /// Worker threads.
     pub threads: usize,
+    /// High-bandwidth memory holding every worker's accumulators (None: ordinary memory).
+    pub hbm: Option<crate::topo::HbmBudget>,
 }
 
 /// Symbolic phase (bit sets, section 3.2): the dense bit map costs k/8 bytes per thread
@@ -112,11 +114,13 @@ pub fn select_numeric(requested: Algorithm, f: &Features) -> Result<Algorithm> {
     match requested {
         Algorithm::Auto => {
             let dense_bytes = f.k.saturating_mul(4).saturating_mul(f.threads);
-            Ok(if dense_ok && dense_bytes <= caches().l3 {
-                Algorithm::Dense
-            } else {
-                Algorithm::LinkedList
-            })
+            Ok(
+                if dense_ok && dense_bytes <= dense_numeric_budget(&caches(), f) {
+                    Algorithm::Dense
+                } else {
+                    Algorithm::LinkedList
+                },
+            )
         }
         Algorithm::Dense if !dense_ok => err(
             Status::NotSupported,
@@ -192,6 +196,32 @@ fn hash_symbolic<O: Idx, I: Idx, V: Scalar>(
         compressed.is_some(),
         sym_inserts,
     ))
+}
+
+/// Bytes the numeric dense accumulators of all workers may take for `select` to pick
+/// KKDENSE: normally the shared L3 cache.
+///
+/// When every worker's chunk sits in high-bandwidth memory (`f.hbm`: KNL's MCDRAM in flat
+/// mode, HBM parts), dense arrays need not stay in cache to win: the KokkosKernels paper
+/// (section 4.2) finds KKDENSE best below k = 250,000 on KNL's DDR and also beyond that on
+/// MCDRAM, since its scattered accesses are bandwidth-bound. So the paper's DDR cut-off
+/// ([`DENSE_MAX_COLS`]) scaled by the HBM/DDR bandwidth ratio bounds k, and all workers'
+/// arrays may take at most an eighth of the HBM (the rest is for C and temporaries).
+/// Derived from the paper and the topology, not measured: no such machine was available.
+pub fn dense_numeric_budget(c: &Caches, f: &Features) -> usize {
+    let Some(h) = f.hbm else {
+        return c.l3;
+    };
+    let cols = (DENSE_MAX_COLS as f64 * h.bandwidth_ratio.max(1.0)) as usize;
+    let by_bandwidth = cols
+        .saturating_mul(4 + f.value_bytes)
+        .saturating_mul(f.threads.max(1));
+    let by_capacity = match usize::try_from(h.capacity / 8) {
+        Ok(0) => usize::MAX,
+        Ok(b) => b,
+        Err(_) => usize::MAX,
+    };
+    c.l3.max(by_bandwidth.min(by_capacity))
 }
 
 fn acc_kind(alg: Algorithm) -> AccKind {
@@ -307,6 +337,7 @@ impl PairOp for SymbolicOp<'_> {
                 sym_inserts,
                 value_bytes,
                 threads,
+                hbm: h.hbm_budget(),
             };
             let numeric_alg = select_numeric(h.options.algorithm, &features)?;
             let chunks = balanced_chunks(&counted.flop_prefix, threads);

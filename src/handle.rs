@@ -238,7 +238,7 @@ impl Handle {
             pool,
             threads,
             options: Options::default(),
-            workspace: WorkspacePool::new(threads),
+            workspace: WorkspacePool::new(threads, Arc::clone(&topo), placement.workers.clone()),
             placement,
             bind_option: None,
             hbm: HbmMode::Auto,
@@ -272,7 +272,11 @@ impl Handle {
         self.placement = placement;
         self.policy_source = source;
         self.messages = messages;
-        self.workspace = WorkspacePool::new(threads);
+        self.workspace = WorkspacePool::new(
+            threads,
+            Arc::clone(&self.topo),
+            self.placement.workers.clone(),
+        );
         Ok(())
     }
 
@@ -315,6 +319,12 @@ impl Handle {
         self.desc.hbm_present()
     }
 
+    /// High-bandwidth memory holding every worker's chunk, if the plan puts them there
+    /// (for the algorithm selector, `crate::exec::dense_numeric_budget`).
+    pub fn hbm_budget(&self) -> Option<crate::topo::HbmBudget> {
+        self.placement.hbm_budget(&self.desc)
+    }
+
     /// What each worker did about binding (complete once the handle is built).
     pub fn bind_outcomes(&self) -> Vec<BindOutcome> {
         self.outcomes.lock().clone()
@@ -341,6 +351,7 @@ impl Handle {
             outcomes: &outcomes,
             policy_source: self.policy_source,
             messages: &messages,
+            chunks: &self.workspace.chunk_summaries(),
         }
         .to_json()
     }

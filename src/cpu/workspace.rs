@@ -2,8 +2,21 @@
 //! ([`crate::pool`]) per worker, located by the worker's index. Buffers grow on demand
 //! through fallible allocation and are reused by later calls, so the hot path does not
 //! allocate.
+//!
+//! NUMA placement: each use of a worker's chunk runs inside a growth scope
+//! ([`crate::alloc::GrowthScope`]) whose hook ([`crate::topo::chunk::ChunkPlacer`]) binds
+//! every buffer the accumulators grow to that worker's planned memory node (its NUMA node,
+//! or high-bandwidth memory when the handle's HBM mode says so and it fits), touches it from
+//! the worker and records where its pages went. Only growth reaches the hook, so steady-state
+//! calls pay nothing but the scope's two thread-local writes per chunk of rows.
 
 use std::any::Any;
+use std::sync::Arc;
+
+use crate::alloc::GrowthScope;
+use crate::topo::Topo;
+use crate::topo::chunk::{ChunkLedger, ChunkPlacer, ChunkSummary};
+use crate::topo::placement::WorkerPlace;
 
 use crate::cpu::accum::{LinkedAcc, ProbeAcc};
 use crate::cpu::dense::DenseRows;
@@ -54,21 +67,74 @@ impl Workspace {
     }
 }
 
-/// One workspace per worker thread of a handle (ONE2ONE pool).
+/// A worker's chunk: its workspace and the record of where its buffers were placed.
+#[derive(Default)]
+struct Chunk {
+    ws: Workspace,
+    ledger: ChunkLedger,
+}
+
+/// One workspace per worker thread of a handle (ONE2ONE pool), placed on each worker's
+/// memory node.
 pub struct WorkspacePool {
-    pool: Pool<Workspace>,
+    pool: Pool<Chunk>,
+    topo: Arc<Topo>,
+    /// Worker i's plan (core, NUMA node, memory node); at least one entry.
+    places: Vec<WorkerPlace>,
 }
 
 impl WorkspacePool {
-    pub fn new(threads: usize) -> WorkspacePool {
+    /// `places[i]` is worker i's plan (`Handle::placement().workers`); an empty list means
+    /// no plan (ordinary memory).
+    pub fn new(threads: usize, topo: Arc<Topo>, places: Vec<WorkerPlace>) -> WorkspacePool {
+        let places = if places.is_empty() {
+            vec![WorkerPlace {
+                core: None,
+                pus: Vec::new(),
+                numa_node: None,
+                memory_node: None,
+                hbm: false,
+            }]
+        } else {
+            places
+        };
         WorkspacePool {
-            pool: Pool::new(PoolMode::OneToOne, threads, Workspace::default),
+            pool: Pool::new(PoolMode::OneToOne, threads, Chunk::default),
+            topo,
+            places,
         }
     }
 
-    /// Runs `f` with the calling worker's workspace. `f` must not start rayon work: a
-    /// stolen job of the same worker would wait on this slot.
+    /// Runs `f` with the calling worker's workspace; buffers it grows are placed for that
+    /// worker. `f` must not start rayon work: a stolen job of the same worker would wait
+    /// on this slot.
     pub fn with<R>(&self, f: impl FnOnce(&mut Workspace) -> R) -> R {
-        self.pool.with_worker(f)
+        let i = rayon::current_thread_index().unwrap_or(0);
+        let mut chunk = self.pool.acquire(i);
+        let Chunk { ws, ledger } = &mut *chunk;
+        let mut placer = ChunkPlacer {
+            topo: &self.topo,
+            place: &self.places[i % self.places.len()],
+            ledger,
+        };
+        let _scope = GrowthScope::enter(&mut placer);
+        f(ws)
+    }
+
+    /// The record of each worker's chunk buffers (for tests and reports).
+    pub fn ledgers(&self) -> Vec<ChunkLedger> {
+        (0..self.pool.len())
+            .map(|i| self.pool.acquire(i).ledger.clone())
+            .collect()
+    }
+
+    /// Where each worker's chunk is, as recorded when its buffers were allocated.
+    pub fn chunk_summaries(&self) -> Vec<ChunkSummary> {
+        (0..self.pool.len())
+            .map(|i| {
+                let chunk = self.pool.acquire(i);
+                ChunkSummary::new(i, &self.places[i % self.places.len()], &chunk.ledger)
+            })
+            .collect()
     }
 }

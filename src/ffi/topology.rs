@@ -110,7 +110,10 @@ pub unsafe extern "C" fn spgemm_get_hbm(
 /// the topology, cores (PU OS indices), NUMA nodes (capacity, subtype, bandwidth in MiB/s
 /// when the platform reports it, whether high-bandwidth), the binding policy asked for,
 /// where it came from and what it resolved to, per worker its core, PUs, NUMA node,
-/// memory node for its workspace and binding outcome, and notes (fallbacks).
+/// memory node for its workspace and binding outcome, per worker the accumulator chunk as
+/// allocated (planned node, bytes, bytes bound and on high-bandwidth memory, nodes asked
+/// for and nodes the kernel reported for its pages, state `empty`/`verified`/`bound`/
+/// `partial`/`ordinary`/`elsewhere`, fallback reasons), and notes (fallbacks).
 ///
 /// Two-call pattern: `*needed` (required) receives the size in bytes including the
 /// terminating NUL. With `buf` NULL and `len` 0 only `*needed` is written (success). If

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::Topo;
+use super::chunk::ChunkSummary;
 use super::desc::MachineDesc;
 use super::placement::Placement;
 
@@ -48,6 +49,8 @@ pub struct Report<'a> {
     pub policy_source: PolicySource,
     /// Messages about the environment variable or a binding fallback.
     pub messages: &'a [String],
+    /// Where each worker's accumulator chunk is (as recorded at allocation).
+    pub chunks: &'a [ChunkSummary],
 }
 
 fn json_str(out: &mut String, s: &str) {
@@ -191,6 +194,31 @@ impl Report<'_> {
             json_str(&mut o, state);
             o.push_str(",\"error\":");
             json_opt_str(&mut o, err);
+            o.push('}');
+        }
+        o.push_str("],\"chunks\":[");
+        for (i, c) in self.chunks.iter().enumerate() {
+            if i > 0 {
+                o.push(',');
+            }
+            let _ = write!(o, "{{\"worker\":{},\"planned_node\":", c.worker);
+            json_opt_num(&mut o, c.planned_node);
+            let _ = write!(
+                o,
+                ",\"planned_hbm\":{},\"state\":\"{}\",\"buffers\":{},\"bytes\":{},\"small_bytes\":{},\"bound_bytes\":{},\"hbm_bytes\":{},\"requested_nodes\":",
+                c.planned_hbm,
+                c.state,
+                c.buffers,
+                c.bytes,
+                c.small_bytes,
+                c.bound_bytes,
+                c.hbm_bytes
+            );
+            json_list(&mut o, &c.requested_nodes);
+            o.push_str(",\"verified_nodes\":");
+            json_list(&mut o, &c.verified_nodes);
+            let _ = write!(o, ",\"unverified_bytes\":{},\"notes\":", c.unverified_bytes);
+            json_str_list(&mut o, &c.notes);
             o.push('}');
         }
         o.push_str("],\"notes\":");

@@ -16,6 +16,7 @@
 //! node and first-touched by the worker, or ordinary memory when that is not possible.
 
 pub mod bind;
+pub mod chunk;
 pub mod desc;
 pub mod info;
 pub mod memory;
@@ -28,7 +29,7 @@ use hwlocality::topology::builder::TopologyBuilder;
 
 use crate::error::{Error, Result, Status};
 pub use desc::MachineDesc;
-pub use placement::{BindPolicy, HbmMode, Placement, WorkerPlace};
+pub use placement::{BindPolicy, HbmBudget, HbmMode, Placement, WorkerPlace};
 
 /// A loaded topology: hwloc's object (when there is one) and our description of it.
 pub struct Topo {

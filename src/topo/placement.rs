@@ -2,7 +2,7 @@
 //! should come from. Pure functions of a [`MachineDesc`]: nothing here touches the OS, so
 //! placements for machines we do not have are tested by loading their topology from XML.
 
-use super::desc::MachineDesc;
+use super::desc::{HBM_BANDWIDTH_RATIO, MachineDesc};
 
 /// How workers are bound to cores (C: `SPGEMM_BIND_*`; env `SPGEMM_PROC_BIND`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -125,9 +125,52 @@ pub struct Placement {
     pub notes: Vec<String>,
 }
 
+/// High-bandwidth memory that holds every worker's chunk: what the algorithm selector
+/// needs to know about it (`crate::exec::dense_numeric_budget`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HbmBudget {
+    /// Capacity of the distinct high-bandwidth nodes the workers use, in bytes (0 when
+    /// unknown).
+    pub capacity: u64,
+    /// Bandwidth of that memory over the workers' ordinary memory, the smallest over the
+    /// workers; [`HBM_BANDWIDTH_RATIO`] (the least that makes a node high-bandwidth here)
+    /// when the platform reports no bandwidths.
+    pub bandwidth_ratio: f64,
+}
+
 impl Placement {
     pub fn worker(&self, i: usize) -> &WorkerPlace {
         &self.workers[i % self.workers.len()]
+    }
+
+    /// Some when the plan puts every worker's memory on high-bandwidth memory (the
+    /// selector then weighs dense accumulators against it instead of the L3 cache).
+    pub fn hbm_budget(&self, desc: &MachineDesc) -> Option<HbmBudget> {
+        if self.workers.is_empty() || !self.workers.iter().all(|w| w.hbm) {
+            return None;
+        }
+        let node_index = |os: u32| desc.numa.iter().position(|n| n.os_index == os);
+        let mut nodes: Vec<usize> = Vec::new();
+        let mut ratio = f64::INFINITY;
+        for w in &self.workers {
+            let hbm = w.memory_node.and_then(node_index)?;
+            if !nodes.contains(&hbm) {
+                nodes.push(hbm);
+            }
+            // Unbound workers (common high-bandwidth node): judge from the first core.
+            let core = w.core.unwrap_or(0);
+            let pus = &desc.cores.get(core)?.pus;
+            let measured = desc.ordinary_node(core).and_then(|o| {
+                let fast = desc.numa[hbm].bandwidth_from(pus)?;
+                let slow = desc.numa[o].bandwidth_from(pus)?;
+                (slow > 0).then(|| fast as f64 / slow as f64)
+            });
+            ratio = ratio.min(measured.unwrap_or(HBM_BANDWIDTH_RATIO));
+        }
+        Some(HbmBudget {
+            capacity: nodes.iter().map(|&n| desc.numa[n].capacity).sum(),
+            bandwidth_ratio: ratio,
+        })
     }
 }
 
