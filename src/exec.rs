@@ -213,9 +213,8 @@ pub fn dense_numeric_budget(c: &Caches, f: &Features) -> usize {
         return c.l3;
     };
     let cols = (DENSE_MAX_COLS as f64 * h.bandwidth_ratio.max(1.0)) as usize;
-    let by_bandwidth = cols
-        .saturating_mul(4 + f.value_bytes)
-        .saturating_mul(f.threads.max(1));
+    // The dense numeric kernel keeps a 4-byte slot per column (src/cpu/dense.rs).
+    let by_bandwidth = cols.saturating_mul(4).saturating_mul(f.threads.max(1));
     let by_capacity = match usize::try_from(h.capacity / 8) {
         Ok(0) => usize::MAX,
         Ok(b) => b,

@@ -488,10 +488,10 @@ fn dense_accumulator_weighed_against_hbm_instead_of_l3() {
         32 << 20
     );
     // With the KNL plan: the paper's 250,000 columns scaled by the bandwidth ratio, for
-    // every thread's 12-byte columns; below an eighth of the 16 GiB.
+    // every thread's 4-byte column slots (src/cpu/dense.rs); below an eighth of the 16 GiB.
     let budget = dense_numeric_budget(&caches, &features(1000, threads, Some(knl)));
     let cols = (250_000.0 * knl.bandwidth_ratio) as usize;
-    assert_eq!(budget, cols * 12 * threads);
+    assert_eq!(budget, cols * 4 * threads);
     assert!(budget < (2 * GIB) as usize);
     // Capacity bounds it: a tiny HBM leaves the L3 rule in force.
     let tiny = spgemm::topo::HbmBudget {
@@ -506,7 +506,7 @@ fn dense_accumulator_weighed_against_hbm_instead_of_l3() {
     // The selector's choice for the numeric phase (select reads this machine's caches, so
     // pick k relative to them).
     let l3 = exec::caches().l3;
-    let k_over_l3 = l3 / (12 * threads) + 1000;
+    let k_over_l3 = l3 / (4 * threads) + 1000;
     let k_hbm = cols - 10;
     if k_over_l3 < k_hbm {
         let (_, num) = select(Algorithm::Auto, &features(k_over_l3, threads, None)).unwrap();
