@@ -231,6 +231,27 @@ fn acc_kind(alg: Algorithm) -> AccKind {
     }
 }
 
+/// A*B is defined (A's columns equal B's rows) and C's format can hold its columns.
+pub(crate) fn check_product<O: Idx, I: Idx, V: Scalar>(
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    format: &OutputFormat,
+) -> Result<()> {
+    if a.ncols() != b.nrows() {
+        return err(
+            Status::DimensionMismatch,
+            format!(
+                "A is {} x {} but B is {} x {}: A's columns must equal B's rows",
+                a.nrows(),
+                a.ncols(),
+                b.nrows(),
+                b.ncols()
+            ),
+        );
+    }
+    check_format(format, b.ncols())
+}
+
 pub(crate) fn check_format(format: &OutputFormat, k: usize) -> Result<()> {
     if format.base > 1 {
         return err(
@@ -270,20 +291,8 @@ impl PairOp for SymbolicOp<'_> {
         V: Scalar + FromAny<'a>,
     {
         let h = self.handle;
-        if a.ncols() != b.nrows() {
-            return err(
-                Status::DimensionMismatch,
-                format!(
-                    "A is {} x {} but B is {} x {}: A's columns must equal B's rows",
-                    a.nrows(),
-                    a.ncols(),
-                    b.nrows(),
-                    b.ncols()
-                ),
-            );
-        }
+        check_product(&a, &b, &self.format)?;
         let k = b.ncols();
-        check_format(&self.format, k)?;
         if h.options.algorithm == Algorithm::Dense && k > u32::MAX as usize {
             return err(
                 Status::NotSupported,

@@ -60,19 +60,7 @@ impl PairOp for Prepare<'_> {
         V: Scalar + FromAny<'a>,
     {
         let h = self.handle;
-        if a.ncols() != b.nrows() {
-            return err(
-                Status::DimensionMismatch,
-                format!(
-                    "A is {} x {} but B is {} x {}: A's columns must equal B's rows",
-                    a.nrows(),
-                    a.ncols(),
-                    b.nrows(),
-                    b.ncols()
-                ),
-            );
-        }
-        crate::exec::check_format(&self.format, b.ncols())?;
+        crate::exec::check_product(&a, &b, &self.format)?;
         super::limits::check_product(a.nrows(), a.ncols(), b.ncols(), a.nnz(), b.nnz())?;
         h.install(|| {
             let digests = if h.options.validate {

@@ -411,20 +411,8 @@ impl PairOp for GpuSymbolicOp<'_> {
         V: Scalar + FromAny<'a>,
     {
         let h = self.handle;
-        if a.ncols() != b.nrows() {
-            return err(
-                Status::DimensionMismatch,
-                format!(
-                    "A is {} x {} but B is {} x {}: A's columns must equal B's rows",
-                    a.nrows(),
-                    a.ncols(),
-                    b.nrows(),
-                    b.ncols()
-                ),
-            );
-        }
+        crate::exec::check_product(&a, &b, &self.format)?;
         let k = b.ncols();
-        crate::exec::check_format(&self.format, k)?;
         limits::check_product(a.nrows(), a.ncols(), k, a.nnz(), b.nnz())?;
         let gpu = h.gpu.get()?;
         h.install(|| {
