@@ -1,9 +1,14 @@
 //! GPU SpGEMM benchmark: C = A*B from Matrix Market files on the CUDA backend, with the
-//! CPU backend of the same build for reference. Host arrays in and out, so the GPU times
-//! include the copies (values in, C out; plus structure in for the symbolic phase).
+//! CPU backend of the same build for reference. Three modes:
+//! - `host`: host arrays in and out, so the GPU times include the copies (values in, C out;
+//!   plus structure in for the symbolic phase);
+//! - `device`: A and B uploaded once before timing, C written to device arrays allocated
+//!   inside the timed region (what cuSPARSE's device-resident product pays), plus the
+//!   numeric-only reuse time on the same plan;
+//! - `cpu`: the CPU backend with host arrays.
 //!
-//! usage: cuda_bench A.mtx [B.mtx|A] [reps] [cpu_threads]
-//! prints one JSON line per backend.
+//! usage: cuda_bench A.mtx [B.mtx|A] [reps] [cpu_threads] [modes: host,device,cpu]
+//! prints one JSON line per mode.
 
 use std::time::Instant;
 
@@ -167,12 +172,137 @@ fn main() {
             stem(bname)
         }
     );
+    let modes = args.get(5).map(String::as_str).unwrap_or("host,device,cpu");
+    let want = |m: &str| modes.split(',').any(|x| x == m);
     let mut h = Handle::new(threads).unwrap();
     eprintln!("device: {}", h.gpu.describe());
     h.options.backend = Backend::Cuda;
     if h.gpu.available() {
-        run(&h, &a, b, reps, "cuda", &name);
+        if want("host") {
+            run(&h, &a, b, reps, "cuda", &name);
+        }
+        #[cfg(feature = "cuda")]
+        if want("device") {
+            device::run(&h, &a, b, reps, &name);
+        }
     }
-    h.options.backend = Backend::Cpu;
-    run(&h, &a, b, reps, &format!("cpu{}", h.threads()), &name);
+    if want("cpu") {
+        h.options.backend = Backend::Cpu;
+        run(&h, &a, b, reps, &format!("cpu{}", h.threads()), &name);
+    }
+}
+
+/// Device-resident inputs and outputs through the typed device API.
+#[cfg(feature = "cuda")]
+mod device {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr as _};
+    use spgemm::cuda::memory::{DeviceCsr, DeviceOut, DevicePtr};
+    use spgemm::cuda::{NumericInputs, NumericOutputs, numeric_device, symbolic_device};
+    use spgemm::handle::Handle;
+    use spgemm::plan::OutputFormat;
+    use spgemm::types::{IndexType, ValueType};
+
+    use super::{Csr, median};
+
+    fn addr<T>(s: &CudaSlice<T>, st: &Arc<CudaStream>) -> DevicePtr {
+        let (p, _sync) = s.device_ptr(st);
+        DevicePtr::from_addr(p as usize)
+    }
+
+    struct Up {
+        _bufs: (CudaSlice<i32>, CudaSlice<i32>, CudaSlice<f64>),
+        csr: DeviceCsr,
+    }
+
+    fn upload(st: &Arc<CudaStream>, m: &Csr) -> Up {
+        let nz = |v: &[i32]| if v.is_empty() { vec![0] } else { v.to_vec() };
+        let p = st.clone_htod(&m.ptr).unwrap();
+        let c = st.clone_htod(&nz(&m.col)).unwrap();
+        let v = st
+            .clone_htod(&if m.val.is_empty() {
+                vec![0.0]
+            } else {
+                m.val.clone()
+            })
+            .unwrap();
+        let csr = DeviceCsr {
+            nrows: m.nrows,
+            ncols: m.ncols,
+            nnz: m.col.len(),
+            base: 0,
+            offset_type: IndexType::Int32,
+            row_offsets: addr(&p, st),
+            index_type: IndexType::Int32,
+            col_indices: addr(&c, st),
+            value_type: ValueType::Float64,
+            values: Some(addr(&v, st)),
+        };
+        Up {
+            _bufs: (p, c, v),
+            csr,
+        }
+    }
+
+    pub fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, name: &str) {
+        let ctx = CudaContext::new(0).unwrap();
+        let st = ctx.default_stream();
+        let (da, db) = (upload(&st, a), upload(&st, b));
+        ctx.synchronize().unwrap();
+        // int32 0-based output, as cuSPARSE's CSR.
+        let f = OutputFormat {
+            offsets: IndexType::Int32,
+            indices: IndexType::Int32,
+            base: 0,
+        };
+        let product = |reps: usize| {
+            let (mut sym, mut tot, mut reuse) = (Vec::new(), Vec::new(), Vec::new());
+            let mut last = None;
+            for _ in 0..reps {
+                let t = Instant::now();
+                let plan = symbolic_device(h, &da.csr, &db.csr, f).unwrap();
+                let ts = t.elapsed().as_secs_f64() * 1e3;
+                // SAFETY: every element is written by the numeric call before it is read.
+                let rp = unsafe { st.alloc::<i32>(plan.nrows() + 1) }.unwrap();
+                let ci = unsafe { st.alloc::<i32>(plan.nnz().max(1)) }.unwrap();
+                let cv = unsafe { st.alloc::<f64>(plan.nnz().max(1)) }.unwrap();
+                let out = DeviceOut {
+                    row_offsets: Some(addr(&rp, &st)),
+                    col_indices: addr(&ci, &st),
+                    values: Some(addr(&cv, &st)),
+                };
+                let run_numeric = || {
+                    numeric_device(
+                        h,
+                        &plan,
+                        NumericInputs::Device(&da.csr, &db.csr),
+                        NumericOutputs::Device(out),
+                    )
+                    .unwrap();
+                    ctx.synchronize().unwrap();
+                };
+                run_numeric();
+                tot.push(t.elapsed().as_secs_f64() * 1e3);
+                sym.push(ts);
+                let t = Instant::now();
+                run_numeric();
+                reuse.push(t.elapsed().as_secs_f64() * 1e3);
+                last = Some((plan.nnz(), plan.flops, st.clone_dtoh(&cv).unwrap()));
+            }
+            (sym, tot, reuse, last.unwrap())
+        };
+        let t = Instant::now();
+        product(1);
+        let first_ms = t.elapsed().as_secs_f64() * 1e3;
+        let (sym, tot, reuse, (nnz, flops, vals)) = product(reps);
+        let (s, t, r) = (median(sym), median(tot), median(reuse));
+        let checksum: f64 = vals[..nnz].iter().sum();
+        println!(
+            "{{\"product\":\"{name}\",\"backend\":\"cuda-device\",\"nnz_c\":{nnz},\"flops\":{flops},\"first_ms\":{first_ms:.3},\"symbolic_ms\":{s:.3},\"total_ms\":{t:.3},\"reuse_ms\":{r:.3},\"gflops\":{:.3},\"gflops_reuse\":{:.3},\"checksum\":{checksum:.6e},\"on_gpu\":true}}",
+            2.0 * flops as f64 / (t * 1e-3) / 1e9,
+            2.0 * flops as f64 / (r * 1e-3) / 1e9,
+        );
+    }
 }

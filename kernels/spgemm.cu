@@ -15,6 +15,10 @@ typedef VALUE_T value_t;
 #define EMPTY_KEY 0x7fffffff
 #define MAX_BINS 16
 #define MAX_GROUPS 256
+// Numeric rows on tables up to this size, with at most RANK_SORT_SLOTS slots per thread,
+// are sorted by ranking (see num_shared); larger tables by a bitonic network.
+#define RANK_SORT_MAX_TABLE 256
+#define RANK_SORT_SLOTS 8
 // Accumulators start at -0.0, the exact additive identity: a single product of -0.0 stays
 // -0.0, as when the first product is taken as is.
 #define NEG_ZERO ((value_t)(-0.0))
@@ -24,21 +28,138 @@ __device__ __forceinline__ unsigned hash_col(int col) {
 }
 
 // n_prod of each row of A: sum over A's row of the lengths of the referenced B rows.
-// A warp per row, so long rows of A do not serialise one thread.
+// A warp per row, so long rows of A do not serialise one thread. The total and the largest
+// n_prod are reduced per block and added with one atomic per block, so the host reads two
+// numbers instead of the whole array.
 extern "C" __global__ void row_nprod(int m, const int* __restrict__ a_ptr,
                                      const int* __restrict__ a_col,
                                      const int* __restrict__ b_ptr,
-                                     long long* __restrict__ nprod) {
+                                     long long* __restrict__ nprod,
+                                     unsigned long long* __restrict__ total,
+                                     unsigned long long* __restrict__ largest) {
+    __shared__ unsigned long long wsum[32], wmax[32];
     int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    int lane = threadIdx.x & 31;
-    if (warp >= m) return;
+    int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
     long long s = 0;
-    for (int j = a_ptr[warp] + lane; j < a_ptr[warp + 1]; j += 32) {
-        int k = a_col[j];
-        s += (long long)(b_ptr[k + 1] - b_ptr[k]);
+    if (warp < m) {
+        for (int j = a_ptr[warp] + lane; j < a_ptr[warp + 1]; j += 32) {
+            int k = a_col[j];
+            s += (long long)(b_ptr[k + 1] - b_ptr[k]);
+        }
     }
     for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-    if (lane == 0) nprod[warp] = s;
+    if (lane == 0) {
+        if (warp < m) nprod[warp] = s;
+        wsum[wib] = (unsigned long long)s;
+        wmax[wib] = (unsigned long long)s;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long t = 0, x = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+            t += wsum[w];
+            x = wmax[w] > x ? wmax[w] : x;
+        }
+        if (t > 0) atomicAdd(total, t);
+        if (x > 0) atomicMax(largest, x);
+    }
+}
+
+// key[i] = n[i], widened: the binning kernels take 64-bit keys (n_prod can pass 2^31), and
+// the numeric bins are keyed by the symbolic phase's 32-bit row counts, already on the device.
+extern "C" __global__ void widen_i32(int m, const int* __restrict__ n, long long* __restrict__ key) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) key[i] = (long long)n[i];
+}
+
+// ---- Exclusive scan of C's row counts into its row offsets, on the device ----
+// Three launches: per-tile sums, one block scanning the tile sums (and writing the total),
+// then every tile scanned with its offset. Sums are 64-bit so an nnz(C) past 2^31 is seen
+// by the host (which reads the total) before any 32-bit offset is used.
+#define SCAN_PER_THREAD 8
+#define SCAN_BLOCK 256
+#define SCAN_TILE (SCAN_PER_THREAD * SCAN_BLOCK)
+
+// Exclusive scan of one value per thread across the block (blockDim a multiple of 32, at
+// most 1024); *total gets the block's sum. The caller synchronises before a second call.
+__device__ long long block_exclusive_scan(long long x, long long* total) {
+    __shared__ long long warp_off[32];
+    __shared__ long long block_total;
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    long long incl = x;
+    for (int o = 1; o < 32; o <<= 1) {
+        long long y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += y;
+    }
+    if (lane == 31) warp_off[w] = incl;
+    __syncthreads();
+    if (w == 0) {
+        long long t = lane < nw ? warp_off[lane] : 0;
+        long long it = t;
+        for (int o = 1; o < 32; o <<= 1) {
+            long long y = __shfl_up_sync(0xffffffffu, it, o);
+            if (lane >= o) it += y;
+        }
+        if (lane < nw) warp_off[lane] = it - t;
+        if (lane == 31) block_total = it;
+    }
+    __syncthreads();
+    *total = block_total;
+    return warp_off[w] + incl - x;
+}
+
+extern "C" __global__ void scan_tiles(int m, const int* __restrict__ n,
+                                      long long* __restrict__ tile_sum) {
+    long long start = (long long)blockIdx.x * SCAN_TILE;
+    long long s = 0;
+    for (int e = 0; e < SCAN_PER_THREAD; ++e) {
+        long long i = start + (long long)threadIdx.x + (long long)e * SCAN_BLOCK;
+        if (i < m) s += n[i];
+    }
+    long long total;
+    block_exclusive_scan(s, &total);
+    if (threadIdx.x == 0) tile_sum[blockIdx.x] = total;
+}
+
+// One block: tile_sum[0..tiles) becomes exclusive offsets, tile_sum[tiles] the total, and
+// ptr[m] = the total (as 32-bit; the host checks the total first).
+extern "C" __global__ void scan_tile_sums(int tiles, long long* __restrict__ tile_sum, int m,
+                                          int* __restrict__ ptr) {
+    long long carry = 0;
+    for (int base = 0; base < tiles; base += blockDim.x) {
+        int i = base + threadIdx.x;
+        long long x = i < tiles ? tile_sum[i] : 0;
+        long long total;
+        long long ex = block_exclusive_scan(x, &total);
+        if (i < tiles) tile_sum[i] = carry + ex;
+        carry += total;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        tile_sum[tiles] = carry;
+        ptr[m] = (int)carry;
+    }
+}
+
+extern "C" __global__ void scan_finish(int m, const int* __restrict__ n,
+                                       const long long* __restrict__ tile_off,
+                                       int* __restrict__ ptr) {
+    // Thread t owns SCAN_PER_THREAD consecutive entries of the tile.
+    long long start = (long long)blockIdx.x * SCAN_TILE + (long long)threadIdx.x * SCAN_PER_THREAD;
+    int v[SCAN_PER_THREAD];
+    long long s = 0;
+    for (int e = 0; e < SCAN_PER_THREAD; ++e) {
+        long long i = start + e;
+        v[e] = i < m ? n[i] : 0;
+        s += v[e];
+    }
+    long long total;
+    long long off = tile_off[blockIdx.x] + block_exclusive_scan(s, &total);
+    for (int e = 0; e < SCAN_PER_THREAD; ++e) {
+        long long i = start + e;
+        if (i < m) ptr[i] = (int)off;
+        off += v[e];
+    }
 }
 
 // The bin of a row: the first b whose upper limit is >= key (the last bin is unbounded).
@@ -157,16 +278,18 @@ extern "C" __global__ void sym_shared(const int* __restrict__ rows, int nrows, i
 }
 
 // Global-memory symbolic kernel for the rows the shared kernels could not hold. Block b
-// owns pool chunk b (tsize keys) and pulls rows from *next_row.
+// owns pool chunk b (tsize keys, sized for the widest such row) and pulls rows from
+// *next_row; each row uses only the power of two >= 2 min(n_prod, k) of its chunk, so a
+// narrow row does not clear and probe a table sized for the widest one.
 extern "C" __global__ void sym_global(const int* __restrict__ rows, int nrows, int tsize,
                                       const int* __restrict__ a_ptr, const int* __restrict__ a_col,
                                       const int* __restrict__ b_ptr, const int* __restrict__ b_col,
+                                      const long long* __restrict__ nprod, int ncols,
                                       int* __restrict__ row_nnz, int* __restrict__ pool,
                                       int* __restrict__ next_row) {
     __shared__ int r;
     __shared__ int count;
     int* table = pool + (size_t)blockIdx.x * (size_t)tsize;
-    unsigned mask = (unsigned)tsize - 1;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     for (;;) {
         if (threadIdx.x == 0) {
@@ -176,7 +299,11 @@ extern "C" __global__ void sym_global(const int* __restrict__ rows, int nrows, i
         __syncthreads();
         if (r >= nrows) return;
         int row = rows[r];
-        for (int i = threadIdx.x; i < tsize; i += blockDim.x) table[i] = EMPTY_KEY;
+        long long want = nprod[row] < (long long)ncols ? nprod[row] : (long long)ncols;
+        int ts = 32;
+        while ((long long)ts < 2 * want && ts < tsize) ts <<= 1;
+        unsigned mask = (unsigned)ts - 1;
+        for (int i = threadIdx.x; i < ts; i += blockDim.x) table[i] = EMPTY_KEY;
         __syncthreads();
         for (int j = a_ptr[row] + warp; j < a_ptr[row + 1]; j += nw) {
             int k = a_col[j];
@@ -285,7 +412,36 @@ extern "C" __global__ void num_shared(const int* __restrict__ rows, int nrows, i
         num_accumulate(row, t, tpr, keys, vals, mask, a_ptr, a_col, a_val, b_ptr, b_col, b_val,
                        has_vals);
     __syncthreads();
-    if (sorted) {
+    if (sorted && tsize <= RANK_SORT_MAX_TABLE && tsize / tpr <= RANK_SORT_SLOTS) {
+        // Small tables: each entry's place in the sorted row is the number of smaller keys
+        // in the table (EMPTY_KEY is larger than any column), so every thread ranks the
+        // entries of its own slots in one pass over the table and writes them straight to
+        // C. No sort network: bitonic sorting a 64-slot table took 21 block-wide barriers.
+        if (row >= 0) {
+            int base = c_ptr[row];
+            int slots = tsize / tpr;
+            int key[RANK_SORT_SLOTS], rank[RANK_SORT_SLOTS];
+#pragma unroll
+            for (int e = 0; e < RANK_SORT_SLOTS; ++e) {
+                key[e] = e < slots ? keys[t + e * tpr] : EMPTY_KEY;
+                rank[e] = 0;
+            }
+            // Rows sharing a warp start at different slots, so their loads hit different
+            // banks (the tables are a multiple of 32 slots apart).
+            for (int j0 = 0; j0 < tsize; ++j0) {
+                int kj = keys[(j0 + g) & (tsize - 1)];
+#pragma unroll
+                for (int e = 0; e < RANK_SORT_SLOTS; ++e) rank[e] += kj < key[e];
+            }
+#pragma unroll
+            for (int e = 0; e < RANK_SORT_SLOTS; ++e) {
+                if (key[e] != EMPTY_KEY) {
+                    c_col[base + rank[e]] = key[e];
+                    if (has_vals) c_val[base + rank[e]] = vals[t + e * tpr];
+                }
+            }
+        }
+    } else if (sorted) {
         bitonic_sort(keys, vals, tsize, t, tpr, has_vals);
         if (row >= 0) {
             int base = c_ptr[row], n = c_ptr[row + 1] - base;
@@ -321,7 +477,6 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
     __shared__ int offset;
     int* keys = key_pool + (size_t)blockIdx.x * (size_t)tsize;
     value_t* vals = val_pool + (size_t)blockIdx.x * (size_t)tsize;
-    unsigned mask = (unsigned)tsize - 1;
     for (;;) {
         if (threadIdx.x == 0) {
             r = atomicAdd(next_row, 1);
@@ -330,7 +485,13 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
         __syncthreads();
         if (r >= nrows) return;
         int row = rows[r];
-        for (int i = threadIdx.x; i < tsize; i += blockDim.x) {
+        // This row's table: the power of two >= 2 n_nz within the chunk (the chunk is
+        // sized for the widest global row; clearing and sorting all of it for every row
+        // cost rmat-like inputs seconds).
+        int ts = 32;
+        while (ts < 2 * (c_ptr[row + 1] - c_ptr[row]) && ts < tsize) ts <<= 1;
+        unsigned mask = (unsigned)ts - 1;
+        for (int i = threadIdx.x; i < ts; i += blockDim.x) {
             keys[i] = EMPTY_KEY;
             vals[i] = NEG_ZERO;
         }
@@ -340,13 +501,13 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
         __syncthreads();
         int base = c_ptr[row], n = c_ptr[row + 1] - base;
         if (sorted) {
-            bitonic_sort(keys, vals, tsize, threadIdx.x, blockDim.x, has_vals);
+            bitonic_sort(keys, vals, ts, threadIdx.x, blockDim.x, has_vals);
             for (int i = threadIdx.x; i < n; i += blockDim.x) {
                 c_col[base + i] = keys[i];
                 if (has_vals) c_val[base + i] = vals[i];
             }
         } else {
-            for (int i = threadIdx.x; i < tsize; i += blockDim.x) {
+            for (int i = threadIdx.x; i < ts; i += blockDim.x) {
                 if (keys[i] != EMPTY_KEY) {
                     int o = atomicAdd(&offset, 1);
                     c_col[base + o] = keys[i];
@@ -355,6 +516,63 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
             }
         }
         __syncthreads();
+    }
+}
+
+// Dense global kernel for the widest rows when B has few enough columns (a dense row of
+// k flags and k values per block costs less than hashing and sorting a table of 2 n_nz
+// slots once n_nz is within a small factor of k, as in R-MAT's hub rows). Block b owns
+// chunk b of the pools and pulls rows from *next_row; values are added with atomicAdd
+// into the dense row (accumulators at -0.0 like the hash tables), then the row is
+// emitted in column order (so sorted and unsorted output are the same) by a block scan
+// of the flags, which leaves the chunk clean for the next row.
+extern "C" __global__ void num_dense(const int* __restrict__ rows, int nrows, int ncols,
+                                     const int* __restrict__ a_ptr, const int* __restrict__ a_col,
+                                     const value_t* __restrict__ a_val,
+                                     const int* __restrict__ b_ptr, const int* __restrict__ b_col,
+                                     const value_t* __restrict__ b_val,
+                                     const int* __restrict__ c_ptr, int* __restrict__ c_col,
+                                     value_t* __restrict__ c_val, int has_vals,
+                                     int* __restrict__ flag_pool, value_t* __restrict__ val_pool,
+                                     int* __restrict__ next_row) {
+    __shared__ int r;
+    int* flags = flag_pool + (size_t)blockIdx.x * (size_t)ncols;
+    value_t* vals = val_pool + (size_t)blockIdx.x * (size_t)ncols;
+    for (int i = threadIdx.x; i < ncols; i += blockDim.x) {
+        flags[i] = 0;
+        vals[i] = NEG_ZERO;
+    }
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    for (;;) {
+        if (threadIdx.x == 0) r = atomicAdd(next_row, 1);
+        __syncthreads();
+        if (r >= nrows) return;
+        int row = rows[r];
+        for (int j = a_ptr[row] + warp; j < a_ptr[row + 1]; j += nw) {
+            int k = a_col[j];
+            value_t av = has_vals ? a_val[j] : (value_t)0;
+            for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += 32) {
+                int c = b_col[p];
+                flags[c] = 1;
+                if (has_vals) atomicAdd(&vals[c], av * b_val[p]);
+            }
+        }
+        __syncthreads();
+        long long out = c_ptr[row];
+        for (int base = 0; base < ncols; base += blockDim.x) {
+            int c = base + threadIdx.x;
+            int f = c < ncols ? flags[c] : 0;
+            long long total;
+            long long pos = out + block_exclusive_scan((long long)f, &total);
+            if (f) {
+                c_col[pos] = c;
+                if (has_vals) c_val[pos] = vals[c];
+                flags[c] = 0;
+                vals[c] = NEG_ZERO;
+            }
+            out += total;
+            __syncthreads();
+        }
     }
 }
 

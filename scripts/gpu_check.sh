@@ -6,7 +6,9 @@
 #
 # Builds with cargo when it is installed; otherwise runs prebuilt binaries from .devbin/
 # (cuda_gpu = the test binary of tests/cuda_gpu.rs, cuda_bench = examples/cuda_bench.rs).
-# Matrices: *.mtx or *.mtx.gz in matrix-dir (default /work/data/matrices or .devbin/mtx).
+# Matrices: *.mtx or *.mtx.gz and products.txt in matrix-dir (default /work/data/matrices,
+# else generated into $TMPDIR/spgemm-gen). Knobs: MODES (cuda_bench modes), ONLY (regex of
+# product labels), NO_TESTS=1, TESTS (test-name filter).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=${OUT:-target/gpu-check}
@@ -21,6 +23,8 @@ if ! ldconfig -p | grep -q 'libnvrtc\.so'; then
     if ls "$d"/libnvrtc.so* >/dev/null 2>&1; then export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; break; fi
   done
 fi
+# Libraries the prebuilt binaries link to that a bare image may lack (libhwloc).
+[ -d .devbin/lib ] && export LD_LIBRARY_PATH="$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
 if command -v cargo >/dev/null 2>&1; then
@@ -31,17 +35,34 @@ if command -v cargo >/dev/null 2>&1; then
   BENCH=target/release/examples/cuda_bench
 else
   echo "cargo not found: using prebuilt .devbin binaries"
-  TEST=".devbin/cuda_gpu --nocapture --test-threads=1"
+  TEST=".devbin/cuda_gpu --nocapture --test-threads=1 ${TESTS:-}"
   BENCH=.devbin/cuda_bench
 fi
 
-echo "== GPU test suite: $TEST"
-$TEST 2>&1 | tee "$OUTDIR/gpu_tests.log"
-test_rc=${PIPESTATUS[0]}
+test_rc=0
+if [ -z "${NO_TESTS:-}" ]; then
+  echo "== GPU test suite: $TEST"
+  $TEST 2>&1 | tee "$OUTDIR/gpu_tests.log"
+  test_rc=${PIPESTATUS[0]}
+fi
 
 dir=${1:-}
 if [ -z "$dir" ]; then
-  if [ -d /work/data/matrices ]; then dir=/work/data/matrices; else dir=.devbin/mtx; fi
+  if [ -d /work/data/matrices ]; then dir=/work/data/matrices; else dir=${TMPDIR:-/tmp}/spgemm-gen; fi
+fi
+# No matrices here (the device machine): generate them with the anchors' generator
+# (deterministic, byte-identical files; needs numpy, scipy and pyamg, which may come as a
+# wheel in .devbin/whl).
+if [ ! -f "$dir/products.txt" ]; then
+  gen=${GEN:-.devbin/gen_matrices.py}
+  if ! python3 -c 'import pyamg' 2>/dev/null && ls .devbin/whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .devbin/whl/*.whl \
+      && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  echo "== generating matrices into $dir with $gen"
+  t0=$(date +%s)
+  python3 "$gen" "$dir" | grep -E 'total|s$' | tail -3
+  echo "generated in $(( $(date +%s) - t0 )) s"
 fi
 tmp=${TMPDIR:-/tmp}/spgemm-mtx
 mkdir -p "$tmp"
@@ -52,13 +73,21 @@ get() {  # path of an uncompressed copy of matrix $1
     echo "$tmp/$1.mtx"; return
   fi
 }
-echo "== benchmark (reps $reps): libspgemm cuda / cpu, cuSPARSE via CuPy"
+modes=${MODES:-host,device,cpu}
+echo "== benchmark (reps $reps, modes $modes): libspgemm cuda / cpu, cuSPARSE via CuPy"
 : > "$OUTDIR/bench.jsonl"
-for p in lap3d_7pt_64:A lap3d_27pt_42:A er_uniform_200k:A rmat_16:A elast3d_p1_22:A sa_poisson_A:sa_poisson_P; do
-  an=${p%%:*}; bn=${p##*:}
+while read -r label an bn; do
+  [ -n "${ONLY:-}" ] && ! [[ $label =~ $ONLY ]] && continue
   a=$(get "$an"); [ -n "$a" ] || { echo "skip $an (not found)"; continue; }
   if [ "$bn" = A ]; then b=A; else b=$(get "$bn"); [ -n "$b" ] || continue; fi
-  $BENCH "$a" "$b" "$reps" 2>&1 | tee -a "$OUTDIR/bench.jsonl"
-  python3 scripts/cusparse_bench.py "$a" "$b" "$reps" 2>&1 | tee -a "$OUTDIR/bench.jsonl"
-done
+  echo "-- $label"
+  timeout 120 $BENCH "$a" "$b" "$reps" 0 "$modes" 2>&1 | grep '^{' | tee -a "$OUTDIR/bench.jsonl"
+  timeout 120 python3 scripts/cusparse_bench.py "$a" "$b" "$reps" > "$tmp/cusparse.out" 2>&1
+  rc=$?
+  if grep -q '^{' "$tmp/cusparse.out"; then
+    grep '^{' "$tmp/cusparse.out" | tee -a "$OUTDIR/bench.jsonl"
+  else  # keep why cuSPARSE gave no result (out of memory, time limit) in the log
+    echo "cuSPARSE gave no result for $label (exit $rc):"; tail -3 "$tmp/cusparse.out"
+  fi
+done < "$dir/products.txt"
 exit "$test_rc"

@@ -399,7 +399,13 @@ fn gpu_every_bin_and_global_fallback() {
         }
         a.ptr.push(a.col.len());
         a.nrows = a.ptr.len() - 1;
-        for vt in VALUE_TYPES {
+        // The widest rows: hash tables in global memory, dense rows, and the plan's own
+        // choice (dense here: B has at most 4x the widest row's table in columns).
+        for (vt, global) in VALUE_TYPES
+            .into_iter()
+            .flat_map(|vt| [(vt, Some(false)), (vt, Some(true)), (vt, None)])
+        {
+            spgemm::cuda::force_global_rows_kernel(global);
             let plan = check(
                 &h,
                 &a,
@@ -407,13 +413,21 @@ fn gpu_every_bin_and_global_fallback() {
                 (IndexType::Int32, IndexType::Int32, vt),
                 0,
                 true,
-                &format!("every bin {vt:?} sorted {sorted}"),
+                &format!("every bin {vt:?} sorted {sorted} global {global:?}"),
             );
+            spgemm::cuda::force_global_rows_kernel(None);
             let g = plan.gpu.as_ref().unwrap();
             let sizes = g.numeric_bin_sizes();
             eprintln!(
-                "{vt:?}: numeric rows per bin {sizes:?}, symbolic global rows {}",
-                g.symbolic_global_rows()
+                "{vt:?} global {global:?}: numeric rows per bin {sizes:?}, symbolic global rows \
+                 {}, dense global rows over {} columns",
+                g.symbolic_global_rows(),
+                g.global_dense_cols()
+            );
+            assert_eq!(
+                g.global_dense_cols() > 0,
+                global != Some(false),
+                "global kernel choice"
             );
             if vt == ValueType::Float64 {
                 assert!(
@@ -1165,6 +1179,9 @@ fn gpu_spmm_through_backend() {
             }
         }
     }
+    // op(A) = A^T is 90 x 120: X needs 120 rows and Y 90, so the arguments are valid and
+    // the answer is about the transpose on this backend, not about sizes.
+    let xt: Vec<f64> = (0..120 * k).map(|i| (i % 3) as f64).collect();
     let e = spgemm::spmm::spmm(
         &h,
         Op::Transpose,
@@ -1175,9 +1192,9 @@ fn gpu_spmm_through_backend() {
         DenseArgs {
             layout: L::RowMajor,
             k,
-            x: ValueSlice::F64(&x),
+            x: ValueSlice::F64(&xt),
             ldx: k,
-            y: ValueSliceMut::F64(&mut vec![0.0; 120 * k]),
+            y: ValueSliceMut::F64(&mut vec![0.0; 90 * k]),
             ldy: k,
         },
     )

@@ -66,12 +66,17 @@ fn no_device<T>(msg: String) -> Result<T> {
 
 const SPGEMM_KERNELS: &[&str] = &[
     "row_nprod",
+    "widen_i32",
+    "scan_tiles",
+    "scan_tile_sums",
+    "scan_finish",
     "bin_count",
     "bin_scatter",
     "sym_shared",
     "sym_global",
     "num_shared",
     "num_global",
+    "num_dense",
     "idx_from_i32",
     "idx_from_i64",
     "offsets_check",

@@ -164,8 +164,9 @@ pub fn symbolic(
     let mut row_ptr = crate::alloc::try_filled(m + 1, 0usize, "row offsets of C")?;
     row_ptr[..=r].copy_from_slice(&cpu.row_ptr);
     if let Some(p) = &part {
-        for (i, &n) in p.row_nnz.iter().enumerate() {
-            row_ptr[r + i + 1] = row_ptr[r + i] + n;
+        let start = row_ptr[r];
+        for (i, &end) in p.row_ptr.iter().enumerate().skip(1) {
+            row_ptr[r + i] = start + end;
         }
     }
     let nnz = row_ptr[m];
@@ -181,10 +182,7 @@ pub fn symbolic(
     }
     debug_assert!(cpu_nnz <= nnz);
     let gpu_flops = part.as_ref().map_or(0, |p| p.flops);
-    let gpu_max_nnz = part
-        .as_ref()
-        .and_then(|p| p.row_nnz.iter().copied().max())
-        .unwrap_or(0);
+    let gpu_max_nnz = part.as_ref().map_or(0, |p| p.max_row_nnz);
     let gpu_max_flops = part.as_ref().map_or(0, |p| p.max_row_flops);
     Ok(Plan {
         shape: InputShape {

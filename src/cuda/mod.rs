@@ -37,6 +37,9 @@ pub const AUTO_MIN_INPUT_NNZ: usize = 1 << 20;
 
 #[cfg(feature = "cuda")]
 pub use device::{Gpu, Source, compile_ptx_for};
+#[cfg(feature = "cuda")]
+#[doc(hidden)]
+pub use spgemm::force_global_rows_kernel;
 
 /// Whether the NVRTC library can be opened (no device needed).
 #[cfg(feature = "cuda")]

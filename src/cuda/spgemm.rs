@@ -37,6 +37,8 @@ pub struct GpuPlan {
     /// Rows above the last shared bin and the size of their global tables.
     global_rows: usize,
     global_tsize: usize,
+    /// B's columns when the global rows use dense rows (`num_dense`), else 0 (hash tables).
+    global_dense_cols: usize,
     value_bytes: usize,
     /// Rows the symbolic phase moved from shared to global-memory tables.
     symbolic_global_rows: usize,
@@ -56,6 +58,7 @@ impl std::fmt::Debug for GpuPlan {
             .field("num_sizes", &self.num_sizes)
             .field("global_rows", &self.global_rows)
             .field("global_tsize", &self.global_tsize)
+            .field("global_dense_cols", &self.global_dense_cols)
             .field("symbolic_global_rows", &self.symbolic_global_rows)
             .finish()
     }
@@ -71,6 +74,10 @@ impl GpuPlan {
     }
 
     /// Rows whose symbolic count overflowed the largest shared table.
+    /// B's column count when rows above the shared bins use dense rows, else 0 (hash).
+    pub fn global_dense_cols(&self) -> usize {
+        self.global_dense_cols
+    }
     pub fn symbolic_global_rows(&self) -> usize {
         self.symbolic_global_rows
     }
@@ -262,9 +269,27 @@ fn join_side(gpu: &Gpu) -> Result<()> {
 }
 
 /// Global-table blocks: enough to fill the device, fewer when the pool would not fit.
+const POOL_BUDGET: usize = 1 << 30;
+
+/// Kernel for the rows above the last shared numeric bin: chosen per plan (0), or forced
+/// to hash tables (1) or dense rows (2) so tests can run both on one input.
+static GLOBAL_ROWS: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+const GLOBAL_HASH: u8 = 1;
+const GLOBAL_DENSE: u8 = 2;
+
+/// Which kernel plans made from now on use for rows too wide for shared memory (tests).
+#[doc(hidden)]
+pub fn force_global_rows_kernel(kernel: Option<bool>) {
+    let v = match kernel {
+        None => 0,
+        Some(false) => GLOBAL_HASH,
+        Some(true) => GLOBAL_DENSE,
+    };
+    GLOBAL_ROWS.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn pool_blocks(gpu: &Gpu, rows: usize, bytes_per_block: usize) -> usize {
-    let budget = 1usize << 30;
-    let by_mem = (budget / bytes_per_block.max(1)).max(1);
+    let by_mem = (POOL_BUDGET / bytes_per_block.max(1)).max(1);
     rows.min(2 * gpu.sm_count as usize).min(by_mem).max(1)
 }
 
@@ -274,10 +299,12 @@ struct GpuSymbolicOp<'h> {
 }
 
 /// The GPU's share of a product: rows `rows` of A times B, symbolic phase done, numeric
-/// bins ready. `row_nnz[i]` is the length of row `rows.start + i` of C.
+/// bins ready. `row_ptr[i + 1] - row_ptr[i]` is the length of row `rows.start + i` of C.
 pub struct GpuPart {
     pub plan: GpuPlan,
-    pub row_nnz: Vec<usize>,
+    /// C's row offsets for these rows, from 0 (m + 1 entries).
+    pub row_ptr: Vec<usize>,
+    pub max_row_nnz: usize,
     pub flops: u64,
     pub max_row_flops: u64,
 }
@@ -317,13 +344,14 @@ pub fn symbolic_rows<O: Idx, I: Idx, V: Scalar>(
         b_ptr: drv(s.clone_htod(&*b_ptr), "copy B")?,
         b_col: drv(s.clone_htod(&*nonempty(&b_col)), "copy B")?,
     };
-    let part = symbolic_part(gpu, dev, rows.len(), k, entries, sorted, V::KIND)?;
+    let part = symbolic_part(gpu, dev, rows.len(), k, entries, sorted, V::KIND, timing)?;
     timing.mark("symbolic: on device (n_prod, bins, hash kernels, n_nz back, numeric bins)")?;
     Ok(part)
 }
 
 /// Runs the symbolic kernels on structure already on the device and prepares the numeric
 /// bins.
+#[allow(clippy::too_many_arguments)]
 fn symbolic_part(
     gpu: &Arc<Gpu>,
     dev: DevStructure,
@@ -332,29 +360,106 @@ fn symbolic_part(
     a_entries: Range<usize>,
     sorted: bool,
     vt: ValueType,
+    timing: &Timing<'_>,
 ) -> Result<GpuPart> {
-    let sym = symbolic_on_device(gpu, m, dev, k)?;
-    let mut row_ptr = crate::alloc::try_filled(m + 1, 0usize, "row offsets of C")?;
-    for i in 0..m {
-        row_ptr[i + 1] = row_ptr[i] + sym.row_nnz[i] as usize;
-    }
-    let nnz = row_ptr[m];
+    let sym = symbolic_on_device(gpu, m, dev, k, timing)?;
+    let md = gpu.module(Source::Spgemm, vt)?;
+    let (d_cptr, nnz) = row_offsets_on_device(gpu, &md, &sym.d_row_nnz, m)?;
     if nnz >= limits::DEVICE_INDEX_LIMIT {
         return too_big("nnz(C)", nnz);
     }
-    let row_nnz: Vec<usize> = sym.row_nnz.iter().map(|&x| x as usize).collect();
+    // The plan keeps C's row offsets on the host too (row lengths, host outputs, hybrid).
+    let c_ptr = drv(gpu.main.clone_dtoh(&d_cptr), "copy")?;
+    let mut row_ptr = crate::alloc::try_with_capacity(m + 1, "row offsets of C")?;
+    let (mut max_row_nnz, mut prev) = (0usize, 0usize);
+    row_ptr.extend(c_ptr.iter().map(|&x| {
+        let end = x as usize;
+        max_row_nnz = max_row_nnz.max(end - prev);
+        prev = end;
+        end
+    }));
+    drop(c_ptr);
     let value_bytes = match vt {
         ValueType::Float32 => 4,
         ValueType::Float64 => 8,
     };
-    let (plan, flops, max_row_flops) =
-        plan_numeric(gpu, sym, &row_ptr, value_bytes, vt, a_entries, sorted)?;
+    timing.mark("symbolic: C's row offsets (device scan, copy to the host)")?;
+    let (plan, flops, max_row_flops) = plan_numeric(
+        gpu,
+        sym,
+        k,
+        d_cptr,
+        nnz,
+        max_row_nnz,
+        value_bytes,
+        vt,
+        a_entries,
+        sorted,
+    )?;
+    timing.mark("symbolic: numeric bins")?;
     Ok(GpuPart {
         plan,
-        row_nnz,
+        row_ptr,
+        max_row_nnz,
         flops,
         max_row_flops,
     })
+}
+
+/// C's row offsets (0-based int32, m + 1) as the exclusive scan of the row counts, on the
+/// device, and nnz(C) (64-bit, so an overflow of 32-bit offsets is seen before use).
+fn row_offsets_on_device(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    row_nnz: &CudaSlice<i32>,
+    m: usize,
+) -> Result<(CudaSlice<i32>, usize)> {
+    const TILE: usize = 2048; // SCAN_TILE in kernels/spgemm.cu
+    let s = &gpu.main;
+    let mut ptr = drv(s.alloc_zeros::<i32>(m + 1), "alloc")?;
+    if m == 0 {
+        return Ok((ptr, 0));
+    }
+    let tiles = m.div_ceil(TILE);
+    let mut sums = drv(s.alloc_zeros::<i64>(tiles + 1), "alloc")?;
+    let (mi, ti) = (m as i32, tiles as i32);
+    // SAFETY: arguments match scan_tiles / scan_tile_sums / scan_finish: row_nnz holds m
+    // counts, sums tiles + 1 entries, ptr m + 1 offsets.
+    unsafe {
+        drv(
+            s.launch_builder(md.f("scan_tiles")?)
+                .arg(&mi)
+                .arg(row_nnz)
+                .arg(&mut sums)
+                .launch(cfg(tiles, 256, 0)),
+            "scan_tiles",
+        )?;
+        drv(
+            s.launch_builder(md.f("scan_tile_sums")?)
+                .arg(&ti)
+                .arg(&mut sums)
+                .arg(&mi)
+                .arg(&mut ptr)
+                .launch(cfg(1, 1024, 0)),
+            "scan_tile_sums",
+        )?;
+        drv(
+            s.launch_builder(md.f("scan_finish")?)
+                .arg(&mi)
+                .arg(row_nnz)
+                .arg(&sums)
+                .arg(&mut ptr)
+                .launch(cfg(tiles, 256, 0)),
+            "scan_finish",
+        )?;
+    }
+    let mut total = [0i64];
+    drv(
+        s.memcpy_dtoh(&sums.slice(tiles..tiles + 1), &mut total[..]),
+        "copy",
+    )?;
+    drv(s.synchronize(), "synchronize")?;
+    Ok((ptr, total[0] as usize))
 }
 
 /// The host plan around a GPU part covering all rows.
@@ -364,12 +469,8 @@ fn whole_plan(
     digests: Option<(u64, u64)>,
     format: OutputFormat,
 ) -> Result<Plan> {
-    let m = part.row_nnz.len();
-    let mut row_ptr = crate::alloc::try_filled(m + 1, 0usize, "row offsets of C")?;
-    for i in 0..m {
-        row_ptr[i + 1] = row_ptr[i] + part.row_nnz[i];
-    }
-    let nnz = row_ptr[m];
+    let m = part.row_ptr.len() - 1;
+    let nnz = part.row_ptr[m];
     let limit = format.offsets.max_usize() - format.base;
     if nnz > limit {
         return err(
@@ -380,7 +481,7 @@ fn whole_plan(
             ),
         );
     }
-    let max_row_nnz = part.row_nnz.iter().copied().max().unwrap_or(0);
+    let max_row_nnz = part.max_row_nnz;
     let sorted = part.plan.sorted;
     Ok(Plan {
         shape,
@@ -388,7 +489,7 @@ fn whole_plan(
         format,
         flops: part.flops,
         max_row_flops: part.max_row_flops,
-        row_ptr,
+        row_ptr: part.row_ptr,
         chunks: Vec::new(),
         max_row_nnz,
         symbolic_alg: Algorithm::LinearProbe,
@@ -460,21 +561,30 @@ struct DevStructure {
 /// What the symbolic phase leaves on the device and brings back.
 struct Symbolic {
     dev: DevStructure,
-    row_nnz: Vec<i32>,
+    /// C's row counts (the numeric bins' keys and the scan's input).
+    d_row_nnz: CudaSlice<i32>,
     flops: u64,
     max_row_flops: u64,
     global_rows: usize,
 }
 
-fn symbolic_on_device(gpu: &Gpu, m: usize, dev: DevStructure, k: usize) -> Result<Symbolic> {
+fn symbolic_on_device(
+    gpu: &Gpu,
+    m: usize,
+    dev: DevStructure,
+    k: usize,
+    timing: &Timing<'_>,
+) -> Result<Symbolic> {
     let s = &gpu.main;
     // The symbolic kernels do not touch values: any value type's module has them.
     let md = gpu.module(Source::Spgemm, crate::types::ValueType::Float64)?;
     let (d_aptr, d_acol, d_bptr, d_bcol) = (&dev.a_ptr, &dev.a_col, &dev.b_ptr, &dev.b_col);
     let mut d_nprod = drv(s.alloc_zeros::<i64>(m.max(1)), "alloc")?;
+    let mut d_stats = drv(s.alloc_zeros::<u64>(2), "alloc")?;
     let mi = m as i32;
     if m > 0 {
-        // SAFETY: arguments match row_nprod; arrays sized m + 1 / nnz.
+        let (mut d_total, mut d_max) = d_stats.split_at_mut(1);
+        // SAFETY: arguments match row_nprod; arrays sized m + 1 / nnz, two counters.
         drv(
             unsafe {
                 s.launch_builder(md.f("row_nprod")?)
@@ -483,18 +593,20 @@ fn symbolic_on_device(gpu: &Gpu, m: usize, dev: DevStructure, k: usize) -> Resul
                     .arg(d_acol)
                     .arg(d_bptr)
                     .arg(&mut d_nprod)
+                    .arg(&mut d_total)
+                    .arg(&mut d_max)
                     .launch(cfg((m * 32).div_ceil(256), 256, 0))
             },
             "row_nprod",
         )?;
     }
-    let nprod = drv(s.clone_dtoh(&d_nprod), "copy")?;
-    let nprod = &nprod[..m];
-    let flops: u64 = nprod.iter().map(|&x| x as u64).sum();
-    let max_row_flops = nprod.iter().copied().max().unwrap_or(0) as u64;
+    let stats = drv(s.clone_dtoh(&d_stats), "copy")?;
+    let (flops, max_row_flops) = (stats[0], stats[1]);
+    timing.mark("symbolic: n_prod per row (flops, largest row back)")?;
 
     let sbins = bins::symbolic(gpu.smem_per_block);
     let (d_rows, sizes, offsets) = bin_rows(gpu, &md, &d_nprod, m, &sbins)?;
+    timing.mark("symbolic: bin rows by n_prod")?;
     let mut d_row_nnz = drv(s.alloc_zeros::<i32>(m.max(1)), "alloc")?;
     let last = sbins.len() - 1;
     let mut d_failed = drv(s.alloc_zeros::<i32>(sizes[last].max(1)), "alloc")?;
@@ -534,7 +646,11 @@ fn symbolic_on_device(gpu: &Gpu, m: usize, dev: DevStructure, k: usize) -> Resul
     }
     join_side(gpu)?;
     let nfailed = drv(s.clone_dtoh(&d_nfailed), "copy")?[0] as usize;
+    timing.mark("symbolic: shared-memory hash kernels")?;
     if nfailed > 0 {
+        // Rare (rows of more than ~26K distinct columns on Hopper): only then is n_prod
+        // brought back, to size the global tables.
+        let nprod = drv(s.clone_dtoh(&d_nprod), "copy")?;
         let failed = drv(s.clone_dtoh(&d_failed), "copy")?;
         let widest = failed[..nfailed]
             .iter()
@@ -551,7 +667,7 @@ fn symbolic_on_device(gpu: &Gpu, m: usize, dev: DevStructure, k: usize) -> Resul
         let blocks = pool_blocks(gpu, nfailed, tsize * 4);
         let mut pool = drv(s.alloc_zeros::<i32>(blocks * tsize), "alloc hash pool")?;
         let mut next = drv(s.alloc_zeros::<i32>(1), "alloc")?;
-        let (n, ts) = (nfailed as i32, tsize as i32);
+        let (n, ts, ki) = (nfailed as i32, tsize as i32, k as i32);
         // SAFETY: arguments match sym_global; the pool holds `blocks` tables.
         drv(
             unsafe {
@@ -563,6 +679,8 @@ fn symbolic_on_device(gpu: &Gpu, m: usize, dev: DevStructure, k: usize) -> Resul
                     .arg(d_acol)
                     .arg(d_bptr)
                     .arg(d_bcol)
+                    .arg(&d_nprod)
+                    .arg(&ki)
                     .arg(&mut d_row_nnz)
                     .arg(&mut pool)
                     .arg(&mut next)
@@ -571,11 +689,10 @@ fn symbolic_on_device(gpu: &Gpu, m: usize, dev: DevStructure, k: usize) -> Resul
             "sym_global",
         )?;
     }
-    let mut row_nnz = drv(s.clone_dtoh(&d_row_nnz), "copy")?;
-    row_nnz.truncate(m);
+    timing.mark("symbolic: global hash kernel")?;
     Ok(Symbolic {
         dev,
-        row_nnz,
+        d_row_nnz,
         flops,
         max_row_flops,
         global_rows: nfailed,
@@ -591,23 +708,38 @@ fn nonempty(v: &[i32]) -> Cow<'_, [i32]> {
     }
 }
 
-/// Uploads C's row offsets and groups C's rows by n_nz for the numeric kernels.
+/// Groups C's rows by n_nz for the numeric kernels.
+#[allow(clippy::too_many_arguments)]
 fn plan_numeric(
     gpu: &Arc<Gpu>,
     sym: Symbolic,
-    row_ptr: &[usize],
+    k: usize,
+    d_cptr: CudaSlice<i32>,
+    nnz: usize,
+    max_row_nnz: usize,
     value_bytes: usize,
     vt: crate::types::ValueType,
     a_entries: Range<usize>,
     sorted: bool,
 ) -> Result<(GpuPlan, u64, u64)> {
     let s = &gpu.main;
-    let m = row_ptr.len() - 1;
+    let m = d_cptr.len() - 1;
     let md = gpu.module(Source::Spgemm, vt)?;
-    let c_ptr: Vec<i32> = row_ptr.iter().map(|&x| x as i32).collect();
-    let d_cptr = drv(s.clone_htod(&c_ptr), "copy")?;
-    let nnz_key: Vec<i64> = sym.row_nnz.iter().map(|&x| x as i64).collect();
-    let d_key = drv(s.clone_htod(&*nonempty_i64(&nnz_key)), "copy")?;
+    let mut d_key = drv(s.alloc_zeros::<i64>(m.max(1)), "alloc")?;
+    if m > 0 {
+        let mi = m as i32;
+        // SAFETY: arguments match widen_i32; both arrays hold at least m entries.
+        drv(
+            unsafe {
+                s.launch_builder(md.f("widen_i32")?)
+                    .arg(&mi)
+                    .arg(&sym.d_row_nnz)
+                    .arg(&mut d_key)
+                    .launch(cfg(m.div_ceil(256), 256, 0))
+            },
+            "widen_i32",
+        )?;
+    }
     let mut nbins = bins::numeric(gpu.smem_per_block, value_bytes);
     let shared_limit = nbins.last().map(|b| b.limit).unwrap_or(0);
     // One more, open-ended bin for the global kernel.
@@ -618,17 +750,25 @@ fn plan_numeric(
         tpr: 1024,
     });
     let (d_rows, mut sizes, mut offsets) = bin_rows(gpu, &md, &d_key, m, &nbins)?;
-    let widest = sym
-        .row_nnz
-        .iter()
-        .filter(|&&x| x as i64 > shared_limit)
-        .map(|&x| x as usize)
-        .max()
-        .unwrap_or(0);
+    let widest = if max_row_nnz as i64 > shared_limit {
+        max_row_nnz
+    } else {
+        0
+    };
     let global_tsize = (2 * widest).next_power_of_two();
     if global_tsize > i32::MAX as usize {
         return too_big("a global hash table", global_tsize);
     }
+    // Dense rows for the global rows when B is narrow enough that emitting a row by a scan
+    // over all k columns costs at most a few times its hash table (k <= 4 x 2 n_nz of the
+    // widest row), and a dense row per block stays within the pool budget.
+    let fits = k * (4 + value_bytes) <= POOL_BUDGET / 8;
+    let dense = match GLOBAL_ROWS.load(std::sync::atomic::Ordering::Relaxed) {
+        GLOBAL_HASH => false,
+        GLOBAL_DENSE => fits,
+        _ => fits && k <= 4 * global_tsize,
+    };
+    let global_dense_cols = if widest > 0 && dense { k } else { 0 };
     nbins.pop();
     let global_rows = sizes.pop().unwrap_or(0);
     let global_offset = offsets.pop().unwrap_or(0);
@@ -649,24 +789,17 @@ fn plan_numeric(
             num_offsets: offsets,
             global_rows,
             global_tsize,
+            global_dense_cols,
             value_bytes,
             symbolic_global_rows: sym.global_rows,
             rows: m,
             a_entries,
-            nnz: row_ptr[m],
+            nnz,
             sorted,
         },
         sym.flops,
         sym.max_row_flops,
     ))
-}
-
-fn nonempty_i64(v: &[i64]) -> Cow<'_, [i64]> {
-    if v.is_empty() {
-        Cow::Owned(vec![0])
-    } else {
-        Cow::Borrowed(v)
-    }
 }
 
 /// A caller's device array used in place. cudarc frees a `CudaSlice` on drop; this
@@ -728,8 +861,10 @@ fn stride_grid(gpu: &Gpu, n: usize) -> usize {
     n.div_ceil(256).clamp(1, 32 * gpu.sm_count as usize)
 }
 
-/// A caller's device index array (int32 or int64 / size_t) as 0-based int32, each entry
-/// checked to lie in [sub, sub + hi). Returns the array or the first bad position.
+/// Launches the conversion of a caller's device index array (int32 or int64 / size_t) to
+/// 0-based int32, each entry checked to lie in [sub, sub + hi); the first bad position
+/// goes to `bad` (which the caller initialised to n). Nothing is synchronised here: the
+/// caller reads all its checks back at once.
 #[allow(clippy::too_many_arguments)]
 fn index_from_caller(
     gpu: &Gpu,
@@ -739,11 +874,12 @@ fn index_from_caller(
     n: usize,
     sub: usize,
     hi: usize,
-) -> Result<(CudaSlice<i32>, Option<usize>)> {
+    bad: &mut cudarc::driver::CudaViewMut<'_, u64>,
+) -> Result<CudaSlice<i32>> {
     let s = &gpu.main;
     let mut out = drv(s.alloc_zeros::<i32>(n.max(1)), "alloc")?;
     if n == 0 {
-        return Ok((out, None));
+        return Ok(out);
     }
     if src.is_null() {
         return err(
@@ -751,7 +887,6 @@ fn index_from_caller(
             format!("a device array is NULL but {n} entries are needed"),
         );
     }
-    let mut bad = drv(s.clone_htod(&[n as u64]), "copy")?;
     let (nl, subl, hil) = (n as i64, sub as i64, hi as i64);
     let grid = stride_grid(gpu, n);
     match ty {
@@ -767,12 +902,11 @@ fn index_from_caller(
                         .arg(&subl)
                         .arg(&hil)
                         .arg(&mut out)
-                        .arg(&mut bad)
+                        .arg(bad)
                         .launch(cfg(grid, 256, 0))
                 },
                 "idx_from_i32",
             )?;
-            drv(s.synchronize(), "synchronize")?;
         }
         IndexType::Int64 | IndexType::SizeT => {
             // SAFETY: as above, 64-bit entries.
@@ -786,21 +920,20 @@ fn index_from_caller(
                         .arg(&subl)
                         .arg(&hil)
                         .arg(&mut out)
-                        .arg(&mut bad)
+                        .arg(bad)
                         .launch(cfg(grid, 256, 0))
                 },
                 "idx_from_i64",
             )?;
-            drv(s.synchronize(), "synchronize")?;
         }
     }
-    let first = drv(s.clone_dtoh(&bad), "copy")?[0] as usize;
-    Ok((out, (first < n).then_some(first)))
+    Ok(out)
 }
 
 /// A device descriptor's structure as 0-based int32 on the device, checked as
 /// validation checks host arrays: offsets from base to base + nnz, never decreasing;
-/// column indices in [base, base + ncols).
+/// column indices in [base, base + ncols). All checks run before one read-back, and are
+/// reported in that order.
 fn structure_from_caller(
     gpu: &Gpu,
     md: &super::device::Module,
@@ -809,29 +942,66 @@ fn structure_from_caller(
 ) -> Result<(CudaSlice<i32>, CudaSlice<i32>)> {
     let s = &gpu.main;
     let m = x.nrows;
-    let (ptr, bad) = index_from_caller(
-        gpu,
-        md,
-        x.row_offsets,
-        x.offset_type,
-        m + 1,
-        x.base,
-        x.nnz + 1,
+    // First bad position of: the offsets' range, a decreasing offset, the columns' range.
+    let mut bad = drv(
+        s.clone_htod(&[(m + 1) as u64, m as u64, x.nnz as u64]),
+        "copy",
     )?;
-    if let Some(i) = bad {
+    let (ptr, col) = {
+        let (mut bad_ptr, mut rest) = bad.split_at_mut(1);
+        let (mut bad_order, mut bad_col) = rest.split_at_mut(1);
+        let ptr = index_from_caller(
+            gpu,
+            md,
+            x.row_offsets,
+            x.offset_type,
+            m + 1,
+            x.base,
+            x.nnz + 1,
+            &mut bad_ptr,
+        )?;
+        if m > 0 {
+            let mi = m as i32;
+            // SAFETY: arguments match offsets_check; ptr holds m + 1 entries.
+            drv(
+                unsafe {
+                    s.launch_builder(md.f("offsets_check")?)
+                        .arg(&ptr)
+                        .arg(&mi)
+                        .arg(&mut bad_order)
+                        .launch(cfg(stride_grid(gpu, m), 256, 0))
+                },
+                "offsets_check",
+            )?;
+        }
+        let col = index_from_caller(
+            gpu,
+            md,
+            x.col_indices,
+            x.index_type,
+            x.nnz,
+            x.base,
+            x.ncols,
+            &mut bad_col,
+        )?;
+        (ptr, col)
+    };
+    let bad = drv(s.clone_dtoh(&bad), "copy")?;
+    let mut ends = [0i32; 2];
+    drv(s.memcpy_dtoh(&ptr.slice(0..1), &mut ends[..1]), "copy")?;
+    drv(s.memcpy_dtoh(&ptr.slice(m..m + 1), &mut ends[1..]), "copy")?;
+    drv(s.synchronize(), "synchronize")?;
+    if (bad[0] as usize) < m + 1 {
         return err(
             Status::InvalidStructure,
             format!(
-                "{name}: row_offsets[{i}] is outside [{}, {}] (base .. base + nnz)",
+                "{name}: row_offsets[{}] is outside [{}, {}] (base .. base + nnz)",
+                bad[0],
                 x.base,
                 x.base + x.nnz
             ),
         );
     }
-    let mut ends = [0i32; 2];
-    drv(s.memcpy_dtoh(&ptr.slice(0..1), &mut ends[..1]), "copy")?;
-    drv(s.memcpy_dtoh(&ptr.slice(m..m + 1), &mut ends[1..]), "copy")?;
-    drv(s.synchronize(), "synchronize")?;
     if ends[0] != 0 {
         return err(
             Status::InvalidStructure,
@@ -853,35 +1023,18 @@ fn structure_from_caller(
             ),
         );
     }
-    if m > 0 {
-        let mut bad = drv(s.clone_htod(&[m as u64]), "copy")?;
-        let mi = m as i32;
-        // SAFETY: arguments match offsets_check; ptr holds m + 1 entries.
-        drv(
-            unsafe {
-                s.launch_builder(md.f("offsets_check")?)
-                    .arg(&ptr)
-                    .arg(&mi)
-                    .arg(&mut bad)
-                    .launch(cfg(stride_grid(gpu, m), 256, 0))
-            },
-            "offsets_check",
-        )?;
-        let first = drv(s.clone_dtoh(&bad), "copy")?[0] as usize;
-        if first < m {
-            return err(
-                Status::InvalidStructure,
-                format!("{name}: row offsets decrease at row {first}"),
-            );
-        }
+    if (bad[1] as usize) < m {
+        return err(
+            Status::InvalidStructure,
+            format!("{name}: row offsets decrease at row {}", bad[1]),
+        );
     }
-    let (col, bad) =
-        index_from_caller(gpu, md, x.col_indices, x.index_type, x.nnz, x.base, x.ncols)?;
-    if let Some(p) = bad {
+    if (bad[2] as usize) < x.nnz {
         return err(
             Status::IndexOutOfRange,
             format!(
-                "{name}: the column index at position {p} is outside [{}, {})",
+                "{name}: the column index at position {} is outside [{}, {})",
+                bad[2],
                 x.base,
                 x.base + x.ncols
             ),
@@ -900,8 +1053,10 @@ pub fn symbolic_device(
 ) -> Result<Plan> {
     let gpu = handle.gpu.get()?;
     let md = gpu.module(Source::Spgemm, a.value_type)?;
+    let timing = Timing::new(&gpu.main);
     let (a_ptr, a_col) = structure_from_caller(&gpu, &md, "A", a)?;
     let (b_ptr, b_col) = structure_from_caller(&gpu, &md, "B", b)?;
+    timing.mark("symbolic: caller's device structure checked, as int32")?;
     let dev = DevStructure {
         a_ptr,
         a_col,
@@ -916,6 +1071,7 @@ pub fn symbolic_device(
         0..a.nnz,
         handle.options.sorted_output,
         a.value_type,
+        &timing,
     )?;
     // The structure was checked on the device; no host digest exists.
     whole_plan(part, super::memory::shape_of(a, b), None, format)
@@ -1090,7 +1246,46 @@ pub fn numeric_part<V: Scalar>(
         )?;
     }
     let mut pools = None;
-    if g.global_rows > 0 {
+    if g.global_rows > 0 && g.global_dense_cols > 0 {
+        let st = &gpu.side[0];
+        let k = g.global_dense_cols;
+        let blocks = pool_blocks(gpu, g.global_rows, k * (4 + vb));
+        // SAFETY: uninitialised pools; num_dense clears its chunk before use.
+        let fp = drv(unsafe { st.alloc::<i32>(blocks * k) }, "alloc dense pool")?;
+        let vp = drv(
+            unsafe { st.alloc::<u8>(blocks * k * vb) },
+            "alloc dense pool",
+        )?;
+        let next = drv(st.alloc_zeros::<i32>(1), "alloc")?;
+        let off = *g.num_offsets.last().unwrap_or(&0);
+        let rows = g.num_rows.slice(off..off + g.global_rows);
+        let (n, ki) = (g.global_rows as i32, k as i32);
+        // SAFETY: arguments match num_dense; the pools hold `blocks` dense rows of k.
+        drv(
+            unsafe {
+                st.launch_builder(md.f("num_dense")?)
+                    .arg(&rows)
+                    .arg(&n)
+                    .arg(&ki)
+                    .arg(&g.a_ptr)
+                    .arg(&g.a_col)
+                    .arg(d_aval.get())
+                    .arg(&g.b_ptr)
+                    .arg(&g.b_col)
+                    .arg(d_bval.get())
+                    .arg(&g.c_ptr)
+                    .arg(d_ccol.get_mut())
+                    .arg(d_cval.get_mut())
+                    .arg(&has_vals)
+                    .arg(&fp)
+                    .arg(&vp)
+                    .arg(&next)
+                    .launch(cfg(blocks, 1024, 0))
+            },
+            "num_dense",
+        )?;
+        pools = Some((fp, vp, next));
+    } else if g.global_rows > 0 {
         let st = &gpu.side[0];
         let ts = g.global_tsize;
         let blocks = pool_blocks(gpu, g.global_rows, ts * (4 + vb));
