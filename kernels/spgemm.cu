@@ -108,17 +108,30 @@ __device__ long long block_exclusive_scan(long long x, long long* total) {
     return warp_off[w] + incl - x;
 }
 
+// Also the longest row (one atomic per block), which sizes the global numeric tables.
 extern "C" __global__ void scan_tiles(int m, const int* __restrict__ n,
-                                      long long* __restrict__ tile_sum) {
+                                      long long* __restrict__ tile_sum,
+                                      unsigned long long* __restrict__ longest) {
+    __shared__ int block_max;
+    if (threadIdx.x == 0) block_max = 0;
     long long start = (long long)blockIdx.x * SCAN_TILE;
     long long s = 0;
+    int mx = 0;
     for (int e = 0; e < SCAN_PER_THREAD; ++e) {
         long long i = start + (long long)threadIdx.x + (long long)e * SCAN_BLOCK;
-        if (i < m) s += n[i];
+        if (i < m) {
+            s += n[i];
+            mx = n[i] > mx ? n[i] : mx;
+        }
     }
     long long total;
-    block_exclusive_scan(s, &total);
-    if (threadIdx.x == 0) tile_sum[blockIdx.x] = total;
+    block_exclusive_scan(s, &total);  // its barriers also order block_max's initialisation
+    if (mx > 0) atomicMax(&block_max, mx);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        tile_sum[blockIdx.x] = total;
+        if (block_max > 0) atomicMax(longest, (unsigned long long)block_max);
+    }
 }
 
 // One block: tile_sum[0..tiles) becomes exclusive offsets, tile_sum[tiles] the total, and

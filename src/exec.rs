@@ -466,16 +466,19 @@ pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
         Ok(())
     }
     let base = plan.format.base;
+    // A GPU plan keeps C's row offsets on the device only.
+    let from_device;
+    let row_ptr = match &plan.gpu {
+        Some(g) if plan.row_ptr.is_empty() => {
+            from_device = crate::cuda::gpu_plan_row_offsets(g)?;
+            &from_device
+        }
+        _ => &plan.row_ptr,
+    };
     match out {
-        OffsetSliceMut::I32(o) if plan.format.offsets == IndexType::Int32 => {
-            fill(&plan.row_ptr, base, o)
-        }
-        OffsetSliceMut::I64(o) if plan.format.offsets == IndexType::Int64 => {
-            fill(&plan.row_ptr, base, o)
-        }
-        OffsetSliceMut::U64(o) if plan.format.offsets == IndexType::SizeT => {
-            fill(&plan.row_ptr, base, o)
-        }
+        OffsetSliceMut::I32(o) if plan.format.offsets == IndexType::Int32 => fill(row_ptr, base, o),
+        OffsetSliceMut::I64(o) if plan.format.offsets == IndexType::Int64 => fill(row_ptr, base, o),
+        OffsetSliceMut::U64(o) if plan.format.offsets == IndexType::SizeT => fill(row_ptr, base, o),
         _ => err(
             Status::TypeMismatch,
             "C: row offsets type differs from the plan's",

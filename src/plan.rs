@@ -36,7 +36,8 @@ pub struct Plan {
     /// Digests of A's and B's structure (taken when validation is on).
     pub digests: Option<(u64, u64)>,
     pub format: OutputFormat,
-    /// 0-based row offsets of C (length m + 1).
+    /// 0-based row offsets of C (length m + 1). Empty for a GPU plan, which keeps them on
+    /// the device (`exec::write_row_offsets` reads them from there).
     pub row_ptr: Vec<usize>,
     /// Row chunk boundaries for the numeric phase (flop-balanced).
     pub chunks: Vec<usize>,
@@ -82,7 +83,11 @@ impl ReuseCache {
 
 impl Plan {
     pub fn nnz(&self) -> usize {
-        *self.row_ptr.last().unwrap_or(&0)
+        match (self.row_ptr.last(), &self.gpu) {
+            (Some(&n), _) => n,
+            (None, Some(g)) => crate::cuda::gpu_plan_nnz(g),
+            (None, None) => 0,
+        }
     }
     pub fn nrows(&self) -> usize {
         self.shape.a_nrows

@@ -109,6 +109,7 @@ impl PairOp for GpuRows<'_> {
             self.rows,
             self.validated,
             self.sorted,
+            true,
             &timing,
         )
     }

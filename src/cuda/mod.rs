@@ -440,3 +440,23 @@ pub fn gpu_spmm<O: crate::types::Idx, I: crate::types::Idx, V: crate::types::Sca
         )
     }
 }
+
+/// nnz(C) of a GPU plan (whose row offsets stay on the device).
+#[cfg(feature = "cuda")]
+pub fn gpu_plan_nnz(g: &GpuPlan) -> usize {
+    g.nnz()
+}
+#[cfg(not(feature = "cuda"))]
+pub fn gpu_plan_nnz(g: &GpuPlan) -> usize {
+    match *g {}
+}
+
+/// C's row offsets of a GPU plan, 0-based, read from the device.
+#[cfg(feature = "cuda")]
+pub fn gpu_plan_row_offsets(g: &GpuPlan) -> Result<Vec<usize>> {
+    Ok(g.row_offsets()?.into_iter().map(|x| x as usize).collect())
+}
+#[cfg(not(feature = "cuda"))]
+pub fn gpu_plan_row_offsets(g: &GpuPlan) -> Result<Vec<usize>> {
+    match *g {}
+}

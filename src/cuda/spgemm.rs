@@ -74,6 +74,18 @@ impl GpuPlan {
     }
 
     /// Rows whose symbolic count overflowed the largest shared table.
+    /// Entries of C in this plan's rows.
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+
+    /// C's row offsets (0-based, m + 1) from the device copy the plan keeps.
+    pub fn row_offsets(&self) -> Result<Vec<i32>> {
+        let p = drv(self.gpu.main.clone_dtoh(&self.c_ptr), "copy")?;
+        drv(self.gpu.main.synchronize(), "synchronize")?;
+        Ok(p)
+    }
+
     /// B's column count when rows above the shared bins use dense rows, else 0 (hash).
     pub fn global_dense_cols(&self) -> usize {
         self.global_dense_cols
@@ -302,8 +314,10 @@ struct GpuSymbolicOp<'h> {
 /// bins ready. `row_ptr[i + 1] - row_ptr[i]` is the length of row `rows.start + i` of C.
 pub struct GpuPart {
     pub plan: GpuPlan,
-    /// C's row offsets for these rows, from 0 (m + 1 entries).
+    /// C's row offsets for these rows, from 0 (m + 1 entries), when asked for; else empty
+    /// (they stay on the device).
     pub row_ptr: Vec<usize>,
+    pub nnz: usize,
     pub max_row_nnz: usize,
     pub flops: u64,
     pub max_row_flops: u64,
@@ -320,6 +334,7 @@ pub fn symbolic_rows<O: Idx, I: Idx, V: Scalar>(
     rows: Range<usize>,
     validated: bool,
     sorted: bool,
+    host_offsets: bool,
     timing: &Timing<'_>,
 ) -> Result<GpuPart> {
     let k = b.ncols();
@@ -344,7 +359,17 @@ pub fn symbolic_rows<O: Idx, I: Idx, V: Scalar>(
         b_ptr: drv(s.clone_htod(&*b_ptr), "copy B")?,
         b_col: drv(s.clone_htod(&*nonempty(&b_col)), "copy B")?,
     };
-    let part = symbolic_part(gpu, dev, rows.len(), k, entries, sorted, V::KIND, timing)?;
+    let part = symbolic_part(
+        gpu,
+        dev,
+        rows.len(),
+        k,
+        entries,
+        sorted,
+        V::KIND,
+        host_offsets,
+        timing,
+    )?;
     timing.mark("symbolic: on device (n_prod, bins, hash kernels, n_nz back, numeric bins)")?;
     Ok(part)
 }
@@ -360,30 +385,31 @@ fn symbolic_part(
     a_entries: Range<usize>,
     sorted: bool,
     vt: ValueType,
+    host_offsets: bool,
     timing: &Timing<'_>,
 ) -> Result<GpuPart> {
     let sym = symbolic_on_device(gpu, m, dev, k, timing)?;
     let md = gpu.module(Source::Spgemm, vt)?;
-    let (d_cptr, nnz) = row_offsets_on_device(gpu, &md, &sym.d_row_nnz, m)?;
+    let (d_cptr, nnz, max_row_nnz) = row_offsets_on_device(gpu, &md, &sym.d_row_nnz, m)?;
     if nnz >= limits::DEVICE_INDEX_LIMIT {
         return too_big("nnz(C)", nnz);
     }
-    // The plan keeps C's row offsets on the host too (row lengths, host outputs, hybrid).
-    let c_ptr = drv(gpu.main.clone_dtoh(&d_cptr), "copy")?;
-    let mut row_ptr = crate::alloc::try_with_capacity(m + 1, "row offsets of C")?;
-    let (mut max_row_nnz, mut prev) = (0usize, 0usize);
-    row_ptr.extend(c_ptr.iter().map(|&x| {
-        let end = x as usize;
-        max_row_nnz = max_row_nnz.max(end - prev);
-        prev = end;
-        end
-    }));
-    drop(c_ptr);
+    // A hybrid plan stitches C's row offsets on the host; a GPU plan leaves them on the
+    // device (copying and widening them cost the 7-point stencil squared 0.9 ms, half its
+    // symbolic phase), and `write_row_offsets` reads them from there when asked.
+    let row_ptr = if host_offsets {
+        let c_ptr = drv(gpu.main.clone_dtoh(&d_cptr), "copy")?;
+        let mut row_ptr = crate::alloc::try_with_capacity(m + 1, "row offsets of C")?;
+        row_ptr.extend(c_ptr.iter().map(|&x| x as usize));
+        row_ptr
+    } else {
+        Vec::new()
+    };
     let value_bytes = match vt {
         ValueType::Float32 => 4,
         ValueType::Float64 => 8,
     };
-    timing.mark("symbolic: C's row offsets (device scan, copy to the host)")?;
+    timing.mark("symbolic: C's row offsets (device scan)")?;
     let (plan, flops, max_row_flops) = plan_numeric(
         gpu,
         sym,
@@ -400,6 +426,7 @@ fn symbolic_part(
     Ok(GpuPart {
         plan,
         row_ptr,
+        nnz,
         max_row_nnz,
         flops,
         max_row_flops,
@@ -407,21 +434,23 @@ fn symbolic_part(
 }
 
 /// C's row offsets (0-based int32, m + 1) as the exclusive scan of the row counts, on the
-/// device, and nnz(C) (64-bit, so an overflow of 32-bit offsets is seen before use).
+/// device, nnz(C) (64-bit, so an overflow of 32-bit offsets is seen before use) and the
+/// longest row.
 fn row_offsets_on_device(
     gpu: &Gpu,
     md: &super::device::Module,
     row_nnz: &CudaSlice<i32>,
     m: usize,
-) -> Result<(CudaSlice<i32>, usize)> {
+) -> Result<(CudaSlice<i32>, usize, usize)> {
     const TILE: usize = 2048; // SCAN_TILE in kernels/spgemm.cu
     let s = &gpu.main;
     let mut ptr = drv(s.alloc_zeros::<i32>(m + 1), "alloc")?;
     if m == 0 {
-        return Ok((ptr, 0));
+        return Ok((ptr, 0, 0));
     }
     let tiles = m.div_ceil(TILE);
     let mut sums = drv(s.alloc_zeros::<i64>(tiles + 1), "alloc")?;
+    let mut longest = drv(s.alloc_zeros::<u64>(1), "alloc")?;
     let (mi, ti) = (m as i32, tiles as i32);
     // SAFETY: arguments match scan_tiles / scan_tile_sums / scan_finish: row_nnz holds m
     // counts, sums tiles + 1 entries, ptr m + 1 offsets.
@@ -431,6 +460,7 @@ fn row_offsets_on_device(
                 .arg(&mi)
                 .arg(row_nnz)
                 .arg(&mut sums)
+                .arg(&mut longest)
                 .launch(cfg(tiles, 256, 0)),
             "scan_tiles",
         )?;
@@ -458,8 +488,9 @@ fn row_offsets_on_device(
         s.memcpy_dtoh(&sums.slice(tiles..tiles + 1), &mut total[..]),
         "copy",
     )?;
+    let longest = drv(s.clone_dtoh(&longest), "copy")?[0] as usize;
     drv(s.synchronize(), "synchronize")?;
-    Ok((ptr, total[0] as usize))
+    Ok((ptr, total[0] as usize, longest))
 }
 
 /// The host plan around a GPU part covering all rows.
@@ -469,8 +500,7 @@ fn whole_plan(
     digests: Option<(u64, u64)>,
     format: OutputFormat,
 ) -> Result<Plan> {
-    let m = part.row_ptr.len() - 1;
-    let nnz = part.row_ptr[m];
+    let nnz = part.nnz;
     let limit = format.offsets.max_usize() - format.base;
     if nnz > limit {
         return err(
@@ -533,6 +563,7 @@ impl PairOp for GpuSymbolicOp<'_> {
                 0..a.nrows(),
                 digests.is_some(),
                 h.options.sorted_output,
+                false,
                 &timing,
             )?;
             let shape = InputShape {
@@ -1071,6 +1102,7 @@ pub fn symbolic_device(
         0..a.nnz,
         handle.options.sorted_output,
         a.value_type,
+        false,
         &timing,
     )?;
     // The structure was checked on the device; no host digest exists.
