@@ -377,4 +377,9 @@ impl Handle {
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         self.pool.install(f)
     }
+
+    /// The worker pool, for kernels that work on the calling thread beside the workers.
+    pub fn pool(&self) -> &rayon::ThreadPool {
+        &self.pool
+    }
 }

@@ -384,20 +384,20 @@ impl<V: crate::types::Scalar> SparseRows<V> for NoRows {
     }
 }
 
-/// Runs `f(threads)` in the handle's pool when the product is worth splitting, else on the
-/// calling thread with `threads = 1` (no hand-off to a sleeping worker: for SpMV on one
-/// thread or a small product the wake-up would cost more than the work).
+/// Runs `f(threads, pool)` on the calling thread: with the handle's workers beside it when
+/// the product is worth splitting (`kern::for_each_part`), else alone with `threads = 1`
+/// (for a small product a wake-up would cost more than the work).
 fn on_pool<V: crate::types::Scalar, R: SparseRows<V>>(
     h: &Handle,
     rows: &R,
     k: usize,
-    f: impl FnOnce(usize) + Send,
+    f: impl FnOnce(usize, Option<&rayon::ThreadPool>),
 ) {
     let threads = h.threads();
     if kern::chunk_count(rows, k, threads) > 1 {
-        h.install(|| f(threads));
+        f(threads, Some(h.pool()));
     } else {
-        f(1);
+        f(1, None);
     }
 }
 
@@ -437,8 +437,8 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             a_checked: true,
             pack: None,
         };
-        on_pool::<V, _>(h, &NoRows(y_rows), k, |t| {
-            kern::run(isa, &NoRows(y_rows), p, None, t)
+        on_pool::<V, _>(h, &NoRows(y_rows), k, |t, pool| {
+            kern::run(isa, &NoRows(y_rows), p, None, t, pool)
         });
         return Ok(());
     }
@@ -529,7 +529,9 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
 ) {
     let k = p.k;
     if !kern::wants_pack(isa, rows, p.layout, k, p.x_rows) {
-        on_pool(h, rows, k, |t| kern::run(isa, rows, p, bounds, t));
+        on_pool(h, rows, k, |t, pool| {
+            kern::run(isa, rows, p, bounds, t, pool)
+        });
         return;
     }
     let mut guard = h.spmm_pack.lock();
@@ -547,5 +549,7 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
         None
     };
     let p = Problem { pack, ..p };
-    on_pool(h, rows, k, |t| kern::run(isa, rows, p, bounds, t));
+    on_pool(h, rows, k, |t, pool| {
+        kern::run(isa, rows, p, bounds, t, pool)
+    });
 }

@@ -503,6 +503,7 @@ fn every_instruction_set_path_against_reference() {
                         },
                         None,
                         2,
+                        None,
                     )
                 });
                 let want = reference(&m, Op::NonTranspose, -1.0, &x, 0.25, &y, |v| v);
@@ -858,6 +859,133 @@ fn kernel_block_checks_catch_bad_structure_with_validation_off() {
                 if let Ok(res) = r {
                     assert!(res.is_err(), "bad {name} accepted: {layout:?} k {k}");
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn caller_thread_team_gives_the_pooled_bits() {
+    // `run` with the calling thread working beside the pool's workers (the path `spmm`
+    // takes), from inside the pool (the caller is a worker), and on one thread: the same
+    // bits, on a product split into many parts and on one too small to split; both
+    // layouts, k covering SpMV, row-major vector blocks and column groups.
+    let mut rng = Rng::new(41);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let small = random(
+        &mut rng,
+        Shape {
+            nrows: 40,
+            ncols: 30,
+            max_row: 5,
+            ..Shape::default()
+        },
+    );
+    for m in [big(&mut rng), small] {
+        let a = typed(
+            &m,
+            IndexType::Int32,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        );
+        let any = a.any();
+        let csr = any.typed::<i32, i32, f64>().unwrap();
+        let rows = CsrRows {
+            csr,
+            vals: csr.values().unwrap(),
+        };
+        for layout in LAYOUTS {
+            for k in [1, 8, 13, 33] {
+                let x = Dense::new(m.ncols, k, 1, layout, &mut rng);
+                let y = Dense::new(m.nrows, k, 2, layout, &mut rng);
+                let go = |threads: usize, pool_arg: Option<&rayon::ThreadPool>| {
+                    let mut got = y.data.clone();
+                    kern::run(
+                        Isa::detect(),
+                        &rows,
+                        Problem {
+                            k,
+                            layout,
+                            alpha: 0.75,
+                            beta: -0.5,
+                            x: &x.data,
+                            ldx: x.ld,
+                            x_rows: x.rows,
+                            y: &mut got,
+                            ldy: y.ld,
+                            a_checked: false,
+                            pack: None,
+                        },
+                        None,
+                        threads,
+                        pool_arg,
+                    );
+                    got
+                };
+                let team = go(3, Some(&pool));
+                let inside = pool.install(|| go(3, None));
+                let single = go(1, None);
+                let what = format!("{} rows {layout:?} k {k}", m.nrows);
+                check(
+                    &team,
+                    &y,
+                    &reference(&m, Op::NonTranspose, 0.75, &x, -0.5, &y, |v| v),
+                    ValueType::Float64,
+                    &what,
+                );
+                for (other, name) in [(&inside, "inside the pool"), (&single, "one thread")] {
+                    let same = team
+                        .iter()
+                        .zip(other)
+                        .all(|(p, q)| p.to_bits() == q.to_bits());
+                    assert!(same, "{what}: caller team and {name} differ");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn column_major_tiles_and_whole_chunk_groups_give_the_same_bits() {
+    // Column-major products run in L2 row tiles or, when a column group spans much of X,
+    // one pass per group over the whole chunk (`TILE_SPAN_BYTES`). Both, forced, against
+    // the reference and bit for bit; k with groups of 8, 4, 2 and 1 columns, padded ld.
+    use std::sync::atomic::Ordering;
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(42);
+    let m = big(&mut rng);
+    let set = |v: usize| kern::TILE_SPAN_BYTES.store(v, Ordering::Relaxed);
+    for vt in VALUE_TYPES {
+        let a = typed(&m, IndexType::Int32, IndexType::Int64, vt, 0, true);
+        for op in OPS {
+            let (xr, yr) = spmm::operand_rows(op, m.nrows, m.ncols);
+            for k in [2, 8, 15, 24] {
+                let x = Dense::new(xr, k, 3, Layout::ColMajor, &mut rng);
+                let y = Dense::new(yr, k, 1, Layout::ColMajor, &mut rng);
+                set(usize::MAX);
+                let tiles = product(&h, &a, op, 1.5, &x, 0.5, &y, None);
+                set(0);
+                let whole = product(&h, &a, op, 1.5, &x, 0.5, &y, None);
+                set(256 << 10);
+                let (tiles, whole) = (tiles.unwrap(), whole.unwrap());
+                let what = format!("{vt:?} {op:?} k {k}");
+                check(
+                    &whole,
+                    &y,
+                    &reference(&m, op, 1.5, &x, 0.5, &y, round_for(vt)),
+                    vt,
+                    &what,
+                );
+                let same = tiles
+                    .iter()
+                    .zip(&whole)
+                    .all(|(p, q)| p.to_bits() == q.to_bits());
+                assert!(same, "{what}: tiles and whole-chunk groups differ");
             }
         }
     }

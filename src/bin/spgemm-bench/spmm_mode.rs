@@ -8,6 +8,7 @@
 //!
 //! Usage: spgemm-bench spmm --a PATH[,PATH...] [--k 1,8,16,32,64,128] [--layout row|col|both]
 //!        [--threads N] [--reps N] [--alg mm|mm_opt|both] [--beta B]
+//! With SPGEMM_BENCH_TIMES set, every timed repetition is printed to stderr (microseconds).
 
 use std::ffi::CStr;
 use std::time::Instant;
@@ -227,6 +228,11 @@ pub fn main(args: &[String]) -> i32 {
                         if it > 0 {
                             times.push(t0.elapsed().as_secs_f64());
                         }
+                    }
+                    if std::env::var_os("SPGEMM_BENCH_TIMES").is_some() {
+                        let us: Vec<String> =
+                            times.iter().map(|t| format!("{:.0}", t * 1e6)).collect();
+                        eprintln!("times_us {alg} {lay} k={k}: {}", us.join(" "));
                     }
                     // SAFETY: as above.
                     unsafe { spgemm_spmm_analysis_destroy(an) };

@@ -28,8 +28,7 @@ pub mod spmv;
 pub mod transpose;
 
 use std::sync::OnceLock;
-
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::types::Scalar;
 use rows::SparseRows;
@@ -271,14 +270,61 @@ pub fn partition<V: Scalar, R: SparseRows<V>>(a: &R, parts: usize) -> Vec<usize>
     b
 }
 
-/// Y = alpha * A * X + beta * Y on the current rayon pool. `bounds` is a precomputed
-/// partition (from an analysis) or `None` (computed on the fly).
+/// Calls `f(c)` once for every `c` in `0..parts`. With `threads > 1` and several parts the
+/// calling thread takes parts itself, beside up to `threads` workers of `pool` (or, with
+/// `None`, of the rayon pool the caller runs in): parts are claimed in order from a shared
+/// counter, so a worker that wakes late finds less to do instead of holding up the call,
+/// and a short call needs no hand-off to the pool and back (a stand-alone rayon program on
+/// this 2-core VM: an empty 16-part call took 25 us through `install` + `par_iter`, 1 us
+/// this way; 16 parts of 40 us each, median 405 us against 368 us). Which thread computes
+/// a part never changes the part's result.
+pub(crate) fn for_each_part(
+    pool: Option<&rayon::ThreadPool>,
+    threads: usize,
+    parts: usize,
+    f: &(dyn Fn(usize) + Sync),
+) {
+    if threads <= 1 || parts <= 1 {
+        (0..parts).for_each(f);
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            if c >= parts {
+                break;
+            }
+            f(c);
+        }
+    };
+    // Every worker is asked (not threads - 1): with workers bound to cores, the one sharing
+    // the caller's core would otherwise be the only helper some of the time.
+    let helpers = threads.min(parts - 1);
+    match pool {
+        Some(p) => p.in_place_scope(|s| spawn_and_work(s, helpers, &work)),
+        None => rayon::in_place_scope(|s| spawn_and_work(s, helpers, &work)),
+    }
+}
+
+/// `helpers` jobs running `work` in the scope's pool, and `work` on the calling thread.
+fn spawn_and_work<'s>(s: &rayon::Scope<'s>, helpers: usize, work: &'s (dyn Fn() + Sync)) {
+    for _ in 0..helpers {
+        s.spawn(move |_| work());
+    }
+    work();
+}
+
+/// Y = alpha * A * X + beta * Y with the calling thread and `pool`'s workers (`None`: the
+/// rayon pool the caller runs in). `bounds` is a precomputed partition (from an analysis)
+/// or `None` (computed on the fly).
 pub fn run<V: SpmmScalar, R: SparseRows<V>>(
     isa: Isa,
     a: &R,
     p: Problem<'_, V>,
     bounds: Option<&[usize]>,
     threads: usize,
+    pool: Option<&rayon::ThreadPool>,
 ) {
     let m = a.nrows();
     if m == 0 || p.k == 0 {
@@ -316,25 +362,21 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         && d.alpha != V::ZERO
     {
         assert!(buf.len() >= x_rows * V::L, "pack scratch too small");
-        run_packed(a, &d, &mut buf[..x_rows * V::L], bounds, threads);
+        run_packed(a, &d, &mut buf[..x_rows * V::L], bounds, threads, pool);
         return;
     }
     match bounds {
         Some(b) if threads > 1 && b.len() > 2 => {
-            (0..b.len() - 1)
-                .into_par_iter()
-                .for_each(|c| chunk(isa, a, b[c], b[c + 1], &d));
+            for_each_part(pool, threads, b.len() - 1, &|c| {
+                chunk(isa, a, b[c], b[c + 1], &d)
+            });
         }
         _ => {
             let parts = chunk_count(a, p.k, threads);
-            if parts == 1 {
-                chunk(isa, a, 0, m, &d);
-            } else {
-                (0..parts).into_par_iter().for_each(|c| {
-                    let (lo, hi) = chunk_bounds(a, c, parts);
-                    chunk(isa, a, lo, hi, &d);
-                });
-            }
+            for_each_part(pool, threads, parts, &|c| {
+                let (lo, hi) = chunk_bounds(a, c, parts);
+                chunk(isa, a, lo, hi, &d);
+            });
         }
     }
 }
@@ -351,9 +393,10 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
     buf: &mut [V],
     bounds: Option<&[usize]>,
     threads: usize,
+    pool: Option<&rayon::ThreadPool>,
 ) {
     const PACK_ROWS: usize = 4096;
-    let (m, l) = (a.nrows(), V::L);
+    let (x_rows, l) = (d.x_rows, V::L);
     let parts = match bounds {
         Some(b) if threads > 1 && b.len() > 2 => b.len() - 1,
         _ => chunk_count(a, d.k, threads),
@@ -365,21 +408,27 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
     let mut j0 = 0;
     while j0 < d.k {
         let w = l.min(d.k - j0);
-        let pack = |(ci, out): (usize, &mut [V])| {
+        let packed = YPtr {
+            ptr: buf.as_mut_ptr(),
+            len: buf.len(),
+        };
+        let pack = |ci: usize| {
             let c0 = ci * PACK_ROWS;
+            let rows = PACK_ROWS.min(x_rows - c0);
+            // SAFETY: part ci owns rows [c0, c0 + rows) of the panel, entries
+            // [c0 * l, (c0 + rows) * l) of `buf` (x_rows * l long); no other part touches them.
+            let out = unsafe { std::slice::from_raw_parts_mut(packed.at(c0 * l), rows * l) };
             for t in 0..w {
-                let col = &d.x[(j0 + t) * d.ldx + c0..][..out.len() / l];
+                let col = &d.x[(j0 + t) * d.ldx + c0..][..rows];
                 for (r, &v) in col.iter().enumerate() {
                     out[r * l + t] = v;
                 }
             }
         };
-        if parts > 1 {
-            buf.par_chunks_mut(PACK_ROWS * l).enumerate().for_each(pack);
-        } else {
-            buf.chunks_mut(PACK_ROWS * l).enumerate().for_each(pack);
-        }
-        let xp: &[V] = buf;
+        let pack_parts = x_rows.div_ceil(PACK_ROWS);
+        for_each_part(pool, if parts > 1 { threads } else { 1 }, pack_parts, &pack);
+        // SAFETY: the packing parts have finished; only shared reads from here on.
+        let xp: &[V] = unsafe { std::slice::from_raw_parts(packed.ptr, packed.len) };
         let panel = |c: usize| {
             let (lo, hi) = range(c);
             let mut b0 = lo;
@@ -395,14 +444,9 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
                 b0 = b1;
             }
         };
-        if parts > 1 {
-            (0..parts).into_par_iter().for_each(panel);
-        } else {
-            (0..parts).for_each(panel);
-        }
+        for_each_part(pool, threads, parts, &panel);
         j0 += w;
     }
-    let _ = m;
 }
 
 /// Rows `[lo, hi)` on the chosen instruction-set path.
@@ -448,38 +492,36 @@ const BLOCK_NNZ: usize = 2048;
 const TILE_NNZ: usize = 16384;
 
 /// End of the block starting at row `lo`: the last row end `e <= hi` with at most `max`
-/// entries in `[lo, e)`, and at least `lo + 1` (a longer row is a block of its own). A
-/// binary search on the offsets; garbage offsets (validation off) only give odd blocks,
-/// which `check_rows` then rejects.
+/// entries in `[lo, e)`, and at least `lo + 1` (a longer row is a block of its own).
+/// A forward scan of the offsets, not a binary search: the offsets ahead have not been
+/// read yet, and a binary search's dependent probes into them each waited for memory
+/// (perf: 7% of an SpMV on lap3d_7pt_64), while the scan reads them in order, as the
+/// kernel does next. Garbage offsets (validation off) only give odd blocks, which
+/// `check_rows` then rejects.
 #[inline(always)]
 fn block_end<V: Scalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, max: usize) -> usize {
     let s0 = a.start(lo);
-    let (mut l, mut h) = (lo + 1, hi);
-    if a.start(h).wrapping_sub(s0) <= max {
-        return h;
+    if a.start(hi).wrapping_sub(s0) <= max {
+        return hi;
     }
-    // Invariant: start(l) - s0 <= max or l = lo + 1; start(h) - s0 > max.
-    while h - l > 1 {
-        let mid = l + (h - l) / 2;
-        if a.start(mid).wrapping_sub(s0) <= max {
-            l = mid;
-        } else {
-            h = mid;
-        }
+    // start(hi) - s0 > max, so the scan stops before hi.
+    let mut e = lo + 1;
+    while e < hi && a.start(e + 1).wrapping_sub(s0) <= max {
+        e += 1;
     }
-    l
+    e
 }
 
 /// Whether the first rows of `[lo, hi)` (about `BLOCK_NNZ` entries) read X over a range
-/// of rows whose column group (8 columns) exceeds `SCATTER_BYTES` (1 MiB, a mid-level
-/// cache): X accesses are then mostly cache misses, one line per column and entry.
+/// of rows whose column group (8 columns) exceeds `limit` bytes.
 #[inline(always)]
-fn scattered<V: SpmmScalar, R: SparseRows<V>>(
+fn span_exceeds<V: SpmmScalar, R: SparseRows<V>>(
     a: &R,
     lo: usize,
     hi: usize,
     x_rows: usize,
     a_checked: bool,
+    limit: usize,
 ) -> bool {
     if lo >= hi {
         return false;
@@ -496,9 +538,34 @@ fn scattered<V: SpmmScalar, R: SparseRows<V>>(
         mx = mx.max(c);
     }
     let span = mx.saturating_sub(mn).saturating_add(1);
-    let limit = SCATTER_BYTES.load(std::sync::atomic::Ordering::Relaxed);
     mn <= mx && span.saturating_mul(8 * std::mem::size_of::<V>()) > limit
 }
+
+/// Whether X's reads are scattered: a column group spans more than `SCATTER_BYTES` (1 MiB,
+/// a mid-level cache) of X, so that X accesses are mostly cache misses, one line per
+/// column and entry.
+#[inline(always)]
+fn scattered<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    x_rows: usize,
+    a_checked: bool,
+) -> bool {
+    let limit = SCATTER_BYTES.load(Ordering::Relaxed);
+    span_exceeds(a, lo, hi, x_rows, a_checked, limit)
+}
+
+/// Bytes of X a column group may span (see `span_exceeds`) for the column-major kernels
+/// to work in row tiles of `TILE_NNZ` entries: the tile's window of X, its entries of A
+/// and its part of Y should stay in L2 (1 MiB here) while the column groups pass over it,
+/// else each group evicts what the next one needs. Wider inputs (a 3-D 7-point stencil on
+/// 64^3 spans 8192 rows of X, 512 KiB per group) make one pass per group over the whole
+/// chunk instead, sliding through X once per group. Measured at k = 32 against the old
+/// 1 MiB limit: sa_poisson_A 10% faster, lap3d_7pt_64 and lap3d_27pt_42 unchanged.
+/// Settable for tests; the results are the same bits either way.
+#[doc(hidden)]
+pub static TILE_SPAN_BYTES: AtomicUsize = AtomicUsize::new(256 << 10);
 
 /// Whether `run` would take the packed column-major path (the caller then provides the
 /// scratch): AVX-512 path, column-major, k >= 2, and scattered reads of X.
@@ -530,7 +597,14 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
     let col_panels = d.k > 1 && d.layout == Layout::ColMajor;
     let max = if !col_panels {
         BLOCK_NNZ
-    } else if scattered(a, lo, hi, d.x_rows, d.a_checked) {
+    } else if span_exceeds(
+        a,
+        lo,
+        hi,
+        d.x_rows,
+        d.a_checked,
+        TILE_SPAN_BYTES.load(Ordering::Relaxed),
+    ) {
         // X's columns are read all over: a small tile would make every column group sweep
         // all of X between reuses (X rarely fits in cache for large k), so each group makes
         // one pass over the whole chunk instead. A is then re-read once per group (a
