@@ -168,6 +168,127 @@ pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<(
     Ok(())
 }
 
+/// Element types whose all-zero bit pattern is a valid value (for [`Zeroed`]).
+pub trait ZeroBits: Copy + Send + Sync + 'static {}
+impl ZeroBits for u32 {}
+impl ZeroBits for u64 {}
+impl ZeroBits for usize {}
+
+/// A zero-filled buffer in its own anonymous memory mapping, unmapped when dropped.
+///
+/// For large temporaries that die before the product's output is written (the compressed
+/// B of the symbolic phase). Freed heap memory often stays in the process: glibc raises its
+/// mmap threshold (up to 32 MiB) after the application frees a large block, so later
+/// blocks below it come from the heap and are kept after `free`, and such a temporary then
+/// adds to the peak resident memory reached later when C is filled. A mapping of its own is
+/// returned at once; it also starts zeroed without a fill pass.
+pub struct Zeroed<T: ZeroBits> {
+    ptr: std::ptr::NonNull<T>,
+    len: usize,
+}
+
+// SAFETY: `Zeroed` owns its memory exclusively, like a `Vec<T>` of `Send + Sync` elements.
+unsafe impl<T: ZeroBits> Send for Zeroed<T> {}
+// SAFETY: as above; shared access only reads.
+unsafe impl<T: ZeroBits> Sync for Zeroed<T> {}
+
+impl<T: ZeroBits> Zeroed<T> {
+    fn bytes(len: usize) -> usize {
+        len * std::mem::size_of::<T>()
+    }
+
+    /// `len` zeros, or an error naming `what` when the memory cannot be had.
+    pub fn new(len: usize, what: &str) -> Result<Zeroed<T>> {
+        let fail = || {
+            Error::new(
+                Status::AllocFailed,
+                format!(
+                    "cannot allocate {what}: {len} elements of {} bytes",
+                    std::mem::size_of::<T>()
+                ),
+            )
+        };
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(fail)?;
+        if bytes == 0 {
+            return Ok(Zeroed {
+                ptr: std::ptr::NonNull::dangling(),
+                len,
+            });
+        }
+        #[cfg(unix)]
+        let p = {
+            // SAFETY: a new private anonymous mapping; no existing memory is affected.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(fail());
+            }
+            advise_huge(p.cast(), bytes);
+            p.cast::<T>()
+        };
+        #[cfg(not(unix))]
+        let p = {
+            let layout = std::alloc::Layout::array::<T>(len).map_err(|_| fail())?;
+            // SAFETY: the layout has a non-zero size (bytes > 0).
+            let p = unsafe { std::alloc::alloc_zeroed(layout) };
+            p.cast::<T>()
+        };
+        Ok(Zeroed {
+            ptr: std::ptr::NonNull::new(p).ok_or_else(fail)?,
+            len,
+        })
+    }
+}
+
+impl<T: ZeroBits> std::ops::Deref for Zeroed<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `ptr` holds `len` initialised elements (zero is valid for T) owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: ZeroBits> std::ops::DerefMut for Zeroed<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: ZeroBits> Drop for Zeroed<T> {
+    fn drop(&mut self) {
+        let bytes = Self::bytes(self.len);
+        if bytes == 0 {
+            return;
+        }
+        #[cfg(unix)]
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr().cast(), bytes);
+        }
+        #[cfg(not(unix))]
+        // SAFETY: allocated in `new` with this layout.
+        unsafe {
+            let layout = std::alloc::Layout::array::<T>(self.len).expect("checked in new");
+            std::alloc::dealloc(self.ptr.as_ptr().cast(), layout);
+        }
+    }
+}
+
+impl<T: ZeroBits + std::fmt::Debug> std::fmt::Debug for Zeroed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Zeroed({} elements)", self.len)
+    }
+}
+
 /// Transparent huge pages (2 MiB) for memory of at least this many bytes.
 pub const HUGE_MIN_BYTES: usize = 4 << 20;
 
@@ -216,6 +337,22 @@ fn advise_huge_capacity<T>(v: &mut Vec<T>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeroed_buffers_start_zero_and_hold_writes() {
+        for len in [0usize, 1, 1000, (5 << 20) / 8 + 3] {
+            let mut z = Zeroed::<u64>::new(len, "test").unwrap();
+            assert_eq!(z.len(), len);
+            assert!(z.iter().all(|&x| x == 0));
+            for (i, x) in z.iter_mut().enumerate() {
+                *x = i as u64 * 3;
+            }
+            assert!(z.iter().enumerate().all(|(i, &x)| x == i as u64 * 3));
+        }
+        let e = Zeroed::<u64>::new(usize::MAX / 4, "huge test buffer").unwrap_err();
+        assert_eq!(e.status, Status::AllocFailed);
+        assert!(e.message.contains("huge test buffer"));
+    }
 
     #[derive(Default)]
     struct Counter {

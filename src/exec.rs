@@ -642,43 +642,35 @@ impl PairOp for NumericOp<'_, '_> {
             cache.numeric_calls += 1;
             let replay_ok = h.options.validate
                 && plan.digests.is_some()
-                && b.ncols() <= u32::MAX as usize
                 && b.ncols().saturating_mul(std::mem::size_of::<V>()) <= REPLAY_MAX_DENSE_BYTES;
             if !replay_ok {
-                cache.known_cols = None;
+                cache.col_digests = None;
             }
-            if let Some(known) = cache.known_cols.as_deref() {
-                return match cols {
-                    IndexSliceMut::I32(c) => gustavson::replay(
-                        &h.workspace,
-                        &a,
-                        &b,
-                        &plan.chunks,
-                        &plan.row_ptr,
-                        known,
-                        plan.format.base,
-                        c,
-                        vals,
-                    ),
-                    IndexSliceMut::I64(c) => gustavson::replay(
-                        &h.workspace,
-                        &a,
-                        &b,
-                        &plan.chunks,
-                        &plan.row_ptr,
-                        known,
-                        plan.format.base,
-                        c,
-                        vals,
-                    ),
-                };
-            }
-            let learn = replay_ok && cache.numeric_calls >= 2;
+            let learn = replay_ok && cache.numeric_calls >= 2 && cache.col_digests.is_none();
             let kind = acc_kind(plan.numeric_alg);
             let base = plan.format.base;
             macro_rules! run {
                 ($c:expr) => {{
                     let c = $c;
+                    if let Some(digests) = cache.col_digests.as_deref() {
+                        let r = gustavson::replay(
+                            &h.workspace,
+                            kind,
+                            &a,
+                            &b,
+                            &plan.chunks,
+                            &plan.row_ptr,
+                            plan.max_row_nnz,
+                            plan.sorted,
+                            digests,
+                            base,
+                            c,
+                            vals,
+                        )?;
+                        cache.replayed_chunks += r.replayed;
+                        cache.refilled_chunks += r.refilled;
+                        return Ok(());
+                    }
                     gustavson::numeric(
                         &h.workspace,
                         kind,
@@ -693,13 +685,8 @@ impl PairOp for NumericOp<'_, '_> {
                         vals,
                     )?;
                     if learn {
-                        let mut known = try_filled(c.len(), 0u32, "reuse cache of C's columns")?;
-                        known
-                            .par_iter_mut()
-                            .zip(c.par_iter())
-                            .with_min_len(1 << 14)
-                            .for_each(|(k, &x)| *k = (x.to_usize() - base) as u32);
-                        cache.known_cols = Some(known);
+                        cache.col_digests =
+                            Some(gustavson::chunk_digests(&plan.chunks, &plan.row_ptr, c));
                     }
                     Ok(())
                 }};

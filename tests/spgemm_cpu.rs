@@ -913,10 +913,12 @@ fn long_rows_use_second_level() {
     }
 }
 
-/// Reused plans: the third and later numeric calls replay the recorded structure; every
-/// call must equal a fresh product bitwise (values with -0.0, NaN, cancellation), for
-/// every algorithm, sorted and unsorted, both bases and index widths and thread counts;
-/// a structure change after the cache was learned is still reported.
+/// Reused plans: from the third numeric call on, chunks whose columns in the caller's array
+/// still have the recorded digest are replayed (values only); a fresh array or one with a
+/// changed column is computed afresh. Every call must equal a fresh product bitwise (values
+/// with -0.0, NaN, cancellation), for every algorithm, sorted and unsorted, both bases and
+/// index widths and thread counts; a structure change after the cache was learned is still
+/// reported.
 #[test]
 fn reuse_replay_matches_fresh_products() {
     let mut rng = Rng::new(31);
@@ -953,7 +955,9 @@ fn reuse_replay_matches_fresh_products() {
                 };
                 let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
                 let plan = exec::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
-                for round in 0..5 {
+                let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                for round in 0..6 {
                     for (t, v) in a.val.iter_mut().enumerate() {
                         *v = match (t + round) % 9 {
                             0 => -0.0,
@@ -965,8 +969,26 @@ fn reuse_replay_matches_fresh_products() {
                         *v = (rng.below(5) as f64) - 2.0;
                     }
                     let (ta, tb) = (view(&a), view(&b));
-                    let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
-                    let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                    let chunks = plan.chunks.len() - 1;
+                    match round {
+                        // A fresh array: every non-empty chunk is computed afresh.
+                        3 => {
+                            idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                        }
+                        // One column changed (still in range): its chunk only.
+                        5 if plan.nnz() > 0 => {
+                            let t = plan.nnz() / 2;
+                            match &mut idx {
+                                IndexVec::I32(v) => v[t] = (v[t] + 1) % (b.ncols as i32),
+                                IndexVec::I64(v) => v[t] = (v[t] + 1) % (b.ncols as i64),
+                            }
+                        }
+                        _ => {}
+                    }
+                    let before = {
+                        let c = plan.reuse.lock();
+                        (c.replayed_chunks, c.refilled_chunks)
+                    };
                     exec::numeric(
                         &h,
                         &plan,
@@ -993,6 +1015,25 @@ fn reuse_replay_matches_fresh_products() {
                         got, fresh,
                         "{alg:?} sorted={sorted} base={base} round {round}"
                     );
+                    let after = {
+                        let c = plan.reuse.lock();
+                        (c.replayed_chunks, c.refilled_chunks)
+                    };
+                    let (replayed, refilled) = (after.0 - before.0, after.1 - before.1);
+                    match round {
+                        // The first call computes; the second (structure only, below) records.
+                        0 => assert_eq!((replayed, refilled), (0, 0)),
+                        3 => {
+                            let nonempty = (0..chunks)
+                                .filter(|&c| {
+                                    plan.row_ptr[plan.chunks[c]] < plan.row_ptr[plan.chunks[c + 1]]
+                                })
+                                .count();
+                            assert_eq!((replayed, refilled), (chunks - nonempty, nonempty));
+                        }
+                        5 if plan.nnz() > 0 => assert_eq!((replayed, refilled), (chunks - 1, 1)),
+                        _ => assert_eq!((replayed, refilled), (chunks, 0), "round {round}"),
+                    }
                     // Structure-only calls on a reused plan write the same columns.
                     let mut idx2 = IndexVec::zeroed(it, plan.nnz()).unwrap();
                     exec::numeric(&h, &plan, &ta.any(), &tb.any(), idx2.as_mut(), None).unwrap();
@@ -1003,7 +1044,7 @@ fn reuse_replay_matches_fresh_products() {
                     };
                     assert!(same);
                 }
-                assert!(plan.reuse.lock().known_cols.is_some());
+                assert!(plan.reuse.lock().col_digests.is_some());
                 // Move one entry of B to another column: same nnz, different structure.
                 let mut b2 = b.clone();
                 let p = b2.ptr[1];

@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::alloc::{try_filled, try_with_capacity};
+use crate::alloc::Zeroed;
 use crate::cpu::gustavson::split_at_bounds;
 use crate::cpu::symbolic::WORD_BITS;
 use crate::csr::CsrRef;
@@ -19,10 +19,12 @@ use crate::types::{Idx, Scalar};
 pub const MIN_GAIN: f64 = 0.15;
 
 /// B's rows as (word, bits) pairs.
+/// Its arrays are mappings of their own ([`Zeroed`]): they are freed before C is filled and
+/// must not stay in the process's heap.
 pub struct CompressedRows {
-    pub ptr: Vec<usize>,
-    pub words: Vec<u32>,
-    pub bits: Vec<u64>,
+    pub ptr: Zeroed<usize>,
+    pub words: Zeroed<u32>,
+    pub bits: Zeroed<u64>,
 }
 
 impl CompressedRows {
@@ -56,11 +58,11 @@ fn row_pairs<O: Idx, I: Idx, V: Scalar>(b: &CsrRef<'_, O, I, V>, j: usize) -> u3
 /// Compressed length of every row of B; `None` when the word index would not fit u32.
 pub fn compressed_lengths<O: Idx, I: Idx, V: Scalar>(
     b: &CsrRef<'_, O, I, V>,
-) -> Result<Option<Vec<u32>>> {
+) -> Result<Option<Zeroed<u32>>> {
     if b.ncols() / WORD_BITS >= u32::MAX as usize {
         return Ok(None);
     }
-    let mut len = try_filled(b.nrows(), 0u32, "compressed row lengths of B")?;
+    let mut len = Zeroed::<u32>::new(b.nrows(), "compressed row lengths of B")?;
     len.par_iter_mut()
         .enumerate()
         .with_min_len(2048)
@@ -74,15 +76,13 @@ pub fn compress<O: Idx, I: Idx, V: Scalar>(
     lens: &[u32],
 ) -> Result<CompressedRows> {
     let n = b.nrows();
-    let mut ptr = try_filled(n + 1, 0usize, "compressed B row offsets")?;
+    let mut ptr = Zeroed::<usize>::new(n + 1, "compressed B row offsets")?;
     for j in 0..n {
         ptr[j + 1] = ptr[j] + lens[j] as usize;
     }
     let total = ptr[n];
-    let mut words: Vec<u32> = try_with_capacity(total, "compressed B words")?;
-    words.resize(total, 0);
-    let mut bits: Vec<u64> = try_with_capacity(total, "compressed B bits")?;
-    bits.resize(total, 0);
+    let mut words = Zeroed::<u32>::new(total, "compressed B words")?;
+    let mut bits = Zeroed::<u64>::new(total, "compressed B bits")?;
     // Rows in blocks so each task writes a contiguous range.
     let block = 4096usize;
     let bounds: Vec<usize> = (0..n.div_ceil(block))

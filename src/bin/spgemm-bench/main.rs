@@ -155,6 +155,33 @@ fn peak_rss_mb() -> f64 {
     }
 }
 
+/// With SPGEMM_BENCH_MEMTRACE set, prints the resident and peak resident memory (MiB) at
+/// stage `at` to stderr: what the peak_rss_mb of a run consists of.
+fn memtrace(at: &str) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("SPGEMM_BENCH_MEMTRACE").is_some()) {
+        let st = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let get = |k: &str| {
+            st.lines()
+                .find(|l| l.starts_with(k))
+                .map(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .unwrap_or("0")
+                        .parse::<f64>()
+                        .unwrap_or(0.0)
+                        / 1024.0
+                })
+                .unwrap_or(0.0)
+        };
+        eprintln!(
+            "memtrace {at}: rss {:.1} hwm {:.1}",
+            get("VmRSS:"),
+            get("VmHWM:")
+        );
+    }
+}
+
 fn median(v: &[f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
@@ -270,8 +297,10 @@ fn product_from_scratch(
         indices: IndexType::Int32,
         base: 0,
     };
+    memtrace("before symbolic");
     let t0 = Instant::now();
     let plan = exec::symbolic(h, &a, &b, format)?;
+    memtrace("after symbolic");
     let mut offsets = Offsets::zeroed(offs_kind, plan.nrows() + 1);
     exec::write_row_offsets(&plan, offsets.as_mut())?;
     let t1 = Instant::now();
@@ -287,6 +316,7 @@ fn product_from_scratch(
         Some(ValueSliceMut::F64(&mut vals)),
     )?;
     let t2 = Instant::now();
+    memtrace("after numeric");
     Ok((
         plan,
         Output {
@@ -394,6 +424,7 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
         if r > 0 {
             reuse.push(t0.elapsed().as_secs_f64());
         }
+        memtrace("after reuse call");
     }
     if scaled {
         inp.scale_a(0.5);
@@ -544,6 +575,7 @@ fn main() -> ExitCode {
         sum_ref,
     };
 
+    memtrace("inputs read");
     let mut failed = false;
     let mut cross: Option<CrossRef> = None;
     for &alg in &cfg.algs {
