@@ -1278,80 +1278,54 @@ pub fn numeric_part<V: Scalar>(
         )?;
     }
     let mut pools = None;
-    if g.global_rows > 0 && g.global_dense_cols > 0 {
+    if g.global_rows > 0 {
+        // Rows above the last shared bin: one pool chunk per resident block, rows pulled
+        // from a counter; a dense row of B's k columns or a hash table per chunk.
         let st = &gpu.side[0];
-        let k = g.global_dense_cols;
-        let blocks = pool_blocks(gpu, g.global_rows, k * (4 + vb));
-        // SAFETY: uninitialised pools; num_dense clears its chunk before use.
-        let fp = drv(unsafe { st.alloc::<i32>(blocks * k) }, "alloc dense pool")?;
-        let vp = drv(
-            unsafe { st.alloc::<u8>(blocks * k * vb) },
-            "alloc dense pool",
-        )?;
+        let dense = g.global_dense_cols > 0;
+        let slots = if dense {
+            g.global_dense_cols
+        } else {
+            g.global_tsize
+        };
+        let blocks = pool_blocks(gpu, g.global_rows, slots * (4 + vb));
+        // SAFETY (dense): uninitialised pools; num_dense clears its chunk before use. The
+        // hash kernel expects empty tables, so its pools are zeroed.
+        let (kp, vp) = if dense {
+            let kp = drv(unsafe { st.alloc::<i32>(blocks * slots) }, "alloc pool")?;
+            let vp = drv(unsafe { st.alloc::<u8>(blocks * slots * vb) }, "alloc pool")?;
+            (kp, vp)
+        } else {
+            let kp = drv(st.alloc_zeros::<i32>(blocks * slots), "alloc pool")?;
+            let vp = drv(st.alloc_zeros::<u8>(blocks * slots * vb), "alloc pool")?;
+            (kp, vp)
+        };
         let next = drv(st.alloc_zeros::<i32>(1), "alloc")?;
         let off = *g.num_offsets.last().unwrap_or(&0);
         let rows = g.num_rows.slice(off..off + g.global_rows);
-        let (n, ki) = (g.global_rows as i32, k as i32);
-        // SAFETY: arguments match num_dense; the pools hold `blocks` dense rows of k.
-        drv(
-            unsafe {
-                st.launch_builder(md.f("num_dense")?)
-                    .arg(&rows)
-                    .arg(&n)
-                    .arg(&ki)
-                    .arg(&g.a_ptr)
-                    .arg(&g.a_col)
-                    .arg(d_aval.get())
-                    .arg(&g.b_ptr)
-                    .arg(&g.b_col)
-                    .arg(d_bval.get())
-                    .arg(&g.c_ptr)
-                    .arg(d_ccol.get_mut())
-                    .arg(d_cval.get_mut())
-                    .arg(&has_vals)
-                    .arg(&fp)
-                    .arg(&vp)
-                    .arg(&next)
-                    .launch(cfg(blocks, 1024, 0))
-            },
-            "num_dense",
-        )?;
-        pools = Some((fp, vp, next));
-    } else if g.global_rows > 0 {
-        let st = &gpu.side[0];
-        let ts = g.global_tsize;
-        let blocks = pool_blocks(gpu, g.global_rows, ts * (4 + vb));
-        let kp = drv(st.alloc_zeros::<i32>(blocks * ts), "alloc hash pool")?;
-        let vp = drv(st.alloc_zeros::<u8>(blocks * ts * vb), "alloc hash pool")?;
-        let next = drv(st.alloc_zeros::<i32>(1), "alloc")?;
-        let off = *g.num_offsets.last().unwrap_or(&0);
-        let rows = g.num_rows.slice(off..off + g.global_rows);
-        let (n, tsi) = (g.global_rows as i32, ts as i32);
-        // SAFETY: arguments match num_global; the pools hold `blocks` tables.
-        drv(
-            unsafe {
-                st.launch_builder(md.f("num_global")?)
-                    .arg(&rows)
-                    .arg(&n)
-                    .arg(&tsi)
-                    .arg(&g.a_ptr)
-                    .arg(&g.a_col)
-                    .arg(d_aval.get())
-                    .arg(&g.b_ptr)
-                    .arg(&g.b_col)
-                    .arg(d_bval.get())
-                    .arg(&g.c_ptr)
-                    .arg(d_ccol.get_mut())
-                    .arg(d_cval.get_mut())
-                    .arg(&sorted)
-                    .arg(&has_vals)
-                    .arg(&kp)
-                    .arg(&vp)
-                    .arg(&next)
-                    .launch(cfg(blocks, 1024, 0))
-            },
-            "num_global",
-        )?;
+        let (n, si) = (g.global_rows as i32, slots as i32);
+        let kernel = if dense { "num_dense" } else { "num_global" };
+        let mut launch = st.launch_builder(md.f(kernel)?);
+        launch
+            .arg(&rows)
+            .arg(&n)
+            .arg(&si)
+            .arg(&g.a_ptr)
+            .arg(&g.a_col)
+            .arg(d_aval.get())
+            .arg(&g.b_ptr)
+            .arg(&g.b_col)
+            .arg(d_bval.get())
+            .arg(&g.c_ptr)
+            .arg(d_ccol.get_mut())
+            .arg(d_cval.get_mut());
+        if !dense {
+            launch.arg(&sorted); // num_dense's rows come out in column order either way
+        }
+        launch.arg(&has_vals).arg(&kp).arg(&vp).arg(&next);
+        // SAFETY: arguments match num_dense / num_global (the only difference is
+        // num_global's `sorted`); the pools hold `blocks` chunks of `slots`.
+        drv(unsafe { launch.launch(cfg(blocks, 1024, 0)) }, kernel)?;
         pools = Some((kp, vp, next));
     }
     join_side(gpu)?;
