@@ -8,14 +8,14 @@
 mod common;
 
 use common::*;
+use spgemm::Status;
 use spgemm::cuda::bins;
 use spgemm::cuda::spmm::{Layout, spmm};
 use spgemm::exec;
 use spgemm::handle::{Backend, Handle};
-use spgemm::output::{IndexVec, OffsetVec, ValueVec};
+use spgemm::output::{IndexVec, ValueVec};
 use spgemm::plan::{OutputFormat, Plan};
 use spgemm::types::{IndexType, ValueType};
-use spgemm::{Result, Status};
 
 /// A handle on the GPU backend, or None after printing why the test is skipped.
 fn gpu_handle(name: &str, sorted: bool) -> Option<Handle> {
@@ -31,102 +31,6 @@ fn gpu_handle(name: &str, sorted: bool) -> Option<Handle> {
             eprintln!("SKIPPED {name}: {e}");
             None
         }
-    }
-}
-
-#[derive(Debug, PartialEq)]
-struct Out {
-    ptr: Vec<usize>,
-    col: Vec<usize>,
-    bits: Vec<u64>,
-}
-
-fn offsets_to_usize(o: &OffsetVec, base: usize) -> Vec<usize> {
-    match o {
-        OffsetVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
-        OffsetVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
-        OffsetVec::U64(v) => v.iter().map(|&x| x as usize - base).collect(),
-    }
-}
-
-fn numeric_out(
-    h: &Handle,
-    plan: &Plan,
-    a: &Typed,
-    b: &Typed,
-    format: OutputFormat,
-    with_values: bool,
-) -> Result<Out> {
-    let mut off = OffsetVec::zeroed(format.offsets, plan.nrows() + 1)?;
-    exec::write_row_offsets(plan, off.as_mut())?;
-    let mut idx = IndexVec::zeroed(format.indices, plan.nnz())?;
-    let mut val = if with_values {
-        Some(ValueVec::zeroed(a.vt, plan.nnz())?)
-    } else {
-        None
-    };
-    exec::numeric(
-        h,
-        plan,
-        &a.any(),
-        &b.any(),
-        idx.as_mut(),
-        val.as_mut().map(|v| v.as_mut()),
-    )?;
-    let col = match &idx {
-        IndexVec::I32(v) => v.iter().map(|&x| x as usize - format.base).collect(),
-        IndexVec::I64(v) => v.iter().map(|&x| x as usize - format.base).collect(),
-    };
-    let bits = match &val {
-        None => vec![],
-        Some(ValueVec::F32(v)) => v.iter().map(|x| x.bits()).collect(),
-        Some(ValueVec::F64(v)) => v.iter().map(|x| x.bits()).collect(),
-    };
-    Ok(Out {
-        ptr: offsets_to_usize(&off, format.base),
-        col,
-        bits,
-    })
-}
-
-fn expected(a: &Csr, b: &Csr, vt: ValueType, with_values: bool) -> Out {
-    let (ptr, col, bits) = match vt {
-        ValueType::Float32 => {
-            let (p, c, v) = reference::<f32>(a, b);
-            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
-        }
-        ValueType::Float64 => {
-            let (p, c, v) = reference::<f64>(a, b);
-            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
-        }
-    };
-    Out {
-        ptr,
-        col,
-        bits: if with_values { bits } else { vec![] },
-    }
-}
-
-fn sort_rows(o: &Out) -> Out {
-    let mut col = o.col.clone();
-    let mut bits = o.bits.clone();
-    for i in 0..o.ptr.len() - 1 {
-        let (s, e) = (o.ptr[i], o.ptr[i + 1]);
-        let mut pairs: Vec<(usize, u64)> = (s..e)
-            .map(|p| (o.col[p], *o.bits.get(p).unwrap_or(&0)))
-            .collect();
-        pairs.sort_unstable();
-        for (k, (c, v)) in pairs.into_iter().enumerate() {
-            col[s + k] = c;
-            if !bits.is_empty() {
-                bits[s + k] = v;
-            }
-        }
-    }
-    Out {
-        ptr: o.ptr.clone(),
-        col,
-        bits,
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use spgemm::exec;
 use spgemm::handle::{Algorithm, Handle};
-use spgemm::output::{IndexVec, OffsetVec, ValueVec};
+use spgemm::output::{IndexVec, ValueVec};
 use spgemm::plan::OutputFormat;
 use spgemm::types::{IndexType, ValueType};
 use spgemm::{Result, Status};
@@ -19,22 +19,6 @@ const ALGS: [Algorithm; 4] = [
     Algorithm::LinkedList,
 ];
 
-/// C as 0-based vectors with values widened to f64 bits for exact comparison.
-#[derive(Debug, PartialEq)]
-struct Out {
-    ptr: Vec<usize>,
-    col: Vec<usize>,
-    bits: Vec<u64>,
-}
-
-fn offsets_to_usize(o: &OffsetVec, base: usize) -> Vec<usize> {
-    match o {
-        OffsetVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
-        OffsetVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
-        OffsetVec::U64(v) => v.iter().map(|&x| x as usize - base).collect(),
-    }
-}
-
 /// Symbolic + numeric through the typed layer, as the ABI does.
 fn product(
     h: &Handle,
@@ -44,76 +28,9 @@ fn product(
     with_values: bool,
 ) -> Result<Out> {
     let plan = exec::symbolic(h, &a.any(), &b.any(), format)?;
-    let mut off = OffsetVec::zeroed(format.offsets, plan.nrows() + 1)?;
-    exec::write_row_offsets(&plan, off.as_mut())?;
-    let mut idx = IndexVec::zeroed(format.indices, plan.nnz())?;
-    let mut val = if with_values {
-        Some(ValueVec::zeroed(a.vt, plan.nnz())?)
-    } else {
-        None
-    };
-    exec::numeric(
-        h,
-        &plan,
-        &a.any(),
-        &b.any(),
-        idx.as_mut(),
-        val.as_mut().map(|v| v.as_mut()),
-    )?;
-    let ptr = offsets_to_usize(&off, format.base);
-    assert_eq!(ptr, plan.row_ptr);
-    let col = match &idx {
-        IndexVec::I32(v) => v.iter().map(|&x| x as usize - format.base).collect(),
-        IndexVec::I64(v) => v.iter().map(|&x| x as usize - format.base).collect(),
-    };
-    let bits = match &val {
-        None => vec![],
-        Some(ValueVec::F32(v)) => v.iter().map(|x| x.bits()).collect(),
-        Some(ValueVec::F64(v)) => v.iter().map(|x| x.bits()).collect(),
-    };
-    Ok(Out { ptr, col, bits })
-}
-
-fn expected(a: &Csr, b: &Csr, vt: ValueType, with_values: bool) -> Out {
-    let (ptr, col, bits) = match vt {
-        ValueType::Float32 => {
-            let (p, c, v) = reference::<f32>(a, b);
-            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
-        }
-        ValueType::Float64 => {
-            let (p, c, v) = reference::<f64>(a, b);
-            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
-        }
-    };
-    Out {
-        ptr,
-        col,
-        bits: if with_values { bits } else { vec![] },
-    }
-}
-
-/// Sorts each row of an unsorted result so it can be compared with the reference.
-fn sort_rows(o: &Out) -> Out {
-    let mut col = o.col.clone();
-    let mut bits = o.bits.clone();
-    for i in 0..o.ptr.len() - 1 {
-        let (s, e) = (o.ptr[i], o.ptr[i + 1]);
-        let mut pairs: Vec<(usize, u64)> = (s..e)
-            .map(|p| (o.col[p], *o.bits.get(p).unwrap_or(&0)))
-            .collect();
-        pairs.sort_unstable();
-        for (k, (c, v)) in pairs.into_iter().enumerate() {
-            col[s + k] = c;
-            if !bits.is_empty() {
-                bits[s + k] = v;
-            }
-        }
-    }
-    Out {
-        ptr: o.ptr.clone(),
-        col,
-        bits,
-    }
+    let out = numeric_out(h, &plan, a, b, format, with_values)?;
+    assert_eq!(out.ptr, plan.row_ptr);
+    Ok(out)
 }
 
 fn handle(threads: usize, alg: Algorithm, sorted: bool) -> Handle {

@@ -5,6 +5,10 @@
 use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
 use spgemm::types::{IndexType, ValueType};
 
+mod product;
+#[allow(unused_imports)] // not every suite compares products
+pub use product::*;
+
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 pub struct Rng(u64);
 impl Rng {

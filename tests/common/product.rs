@@ -1,0 +1,117 @@
+//! C as plain 0-based vectors for comparisons: conversion of the library's typed outputs,
+//! the reference product in the same form, and row sorting for unsorted results. Shared by
+//! the CPU and GPU SpGEMM suites so both compare against exactly the same expectations.
+
+use super::{Csr, RefScalar, Typed, reference};
+use spgemm::Result;
+use spgemm::exec;
+use spgemm::handle::Handle;
+use spgemm::output::{IndexVec, OffsetVec, ValueVec};
+use spgemm::plan::{OutputFormat, Plan};
+use spgemm::types::ValueType;
+
+/// C as 0-based vectors with values as bit patterns for exact comparison.
+#[derive(Debug, PartialEq)]
+pub struct Out {
+    pub ptr: Vec<usize>,
+    pub col: Vec<usize>,
+    pub bits: Vec<u64>,
+}
+
+pub fn offsets_to_usize(o: &OffsetVec, base: usize) -> Vec<usize> {
+    match o {
+        OffsetVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+        OffsetVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+        OffsetVec::U64(v) => v.iter().map(|&x| x as usize - base).collect(),
+    }
+}
+
+/// The library's output arrays (with index base `base`) as an [`Out`].
+pub fn collect_out(off: &OffsetVec, idx: &IndexVec, val: Option<&ValueVec>, base: usize) -> Out {
+    let col = match idx {
+        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+    };
+    let bits = match val {
+        None => vec![],
+        Some(ValueVec::F32(v)) => v.iter().map(|x| x.bits()).collect(),
+        Some(ValueVec::F64(v)) => v.iter().map(|x| x.bits()).collect(),
+    };
+    Out {
+        ptr: offsets_to_usize(off, base),
+        col,
+        bits,
+    }
+}
+
+/// Numeric phase of `plan` into freshly allocated output arrays of `format`, as the ABI
+/// does, with values only when `with_values`.
+pub fn numeric_out(
+    h: &Handle,
+    plan: &Plan,
+    a: &Typed,
+    b: &Typed,
+    format: OutputFormat,
+    with_values: bool,
+) -> Result<Out> {
+    let mut off = OffsetVec::zeroed(format.offsets, plan.nrows() + 1)?;
+    exec::write_row_offsets(plan, off.as_mut())?;
+    let mut idx = IndexVec::zeroed(format.indices, plan.nnz())?;
+    let mut val = if with_values {
+        Some(ValueVec::zeroed(a.vt, plan.nnz())?)
+    } else {
+        None
+    };
+    exec::numeric(
+        h,
+        plan,
+        &a.any(),
+        &b.any(),
+        idx.as_mut(),
+        val.as_mut().map(|v| v.as_mut()),
+    )?;
+    Ok(collect_out(&off, &idx, val.as_ref(), format.base))
+}
+
+/// The reference product in value type `vt`, values left out unless `with_values`.
+pub fn expected(a: &Csr, b: &Csr, vt: ValueType, with_values: bool) -> Out {
+    let (ptr, col, bits) = match vt {
+        ValueType::Float32 => {
+            let (p, c, v) = reference::<f32>(a, b);
+            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
+        }
+        ValueType::Float64 => {
+            let (p, c, v) = reference::<f64>(a, b);
+            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
+        }
+    };
+    Out {
+        ptr,
+        col,
+        bits: if with_values { bits } else { vec![] },
+    }
+}
+
+/// Sorts each row of an unsorted result so it can be compared with the reference.
+pub fn sort_rows(o: &Out) -> Out {
+    let mut col = o.col.clone();
+    let mut bits = o.bits.clone();
+    for i in 0..o.ptr.len() - 1 {
+        let (s, e) = (o.ptr[i], o.ptr[i + 1]);
+        let mut pairs: Vec<(usize, u64)> = (s..e)
+            .map(|p| (o.col[p], *o.bits.get(p).unwrap_or(&0)))
+            .collect();
+        pairs.sort_unstable();
+        for (k, (c, v)) in pairs.into_iter().enumerate() {
+            col[s + k] = c;
+            if !bits.is_empty() {
+                bits[s + k] = v;
+            }
+        }
+    }
+    Out {
+        ptr: o.ptr.clone(),
+        col,
+        bits,
+    }
+}
