@@ -700,7 +700,7 @@ impl PairOp for NumericOp<'_, '_> {
 }
 
 /// Downcasts the caller's value array to `V` (checking type and length).
-fn value_slice<'o, 'a, V: Scalar + FromAny<'a>>(
+pub(crate) fn value_slice<'o, 'a, V: Scalar + FromAny<'a>>(
     v: ValueSliceMut<'o>,
     nnz: usize,
 ) -> Result<&'o mut [V]> {

@@ -231,30 +231,30 @@ fn parse_fortran(src: &str) -> Result<(Api, HashSet<String>), String> {
                 && !lines[i].starts_with("end subroutine")
             {
                 let d = &lines[i];
-                if let Some((spec, names)) = d.split_once("::") {
-                    if !spec.trim().starts_with("import") {
-                        let parts: Vec<&str> = split_top(spec);
-                        let ftype = parts[0].replace(' ', "");
-                        let by_value = parts.contains(&"value");
-                        let intent = parts
-                            .iter()
-                            .find_map(|a| {
-                                a.strip_prefix("intent(")
-                                    .map(|s| s.trim_end_matches(')').replace(' ', ""))
-                            })
-                            .unwrap_or_default();
-                        for n in names.split(',') {
-                            let n = n.trim().to_string();
-                            decls.insert(
-                                n.clone(),
-                                Arg {
-                                    name: n,
-                                    ftype: ftype.clone(),
-                                    by_value,
-                                    intent: intent.clone(),
-                                },
-                            );
-                        }
+                if let Some((spec, names)) = d.split_once("::")
+                    && !spec.trim().starts_with("import")
+                {
+                    let parts: Vec<&str> = split_top(spec);
+                    let ftype = parts[0].replace(' ', "");
+                    let by_value = parts.contains(&"value");
+                    let intent = parts
+                        .iter()
+                        .find_map(|a| {
+                            a.strip_prefix("intent(")
+                                .map(|s| s.trim_end_matches(')').replace(' ', ""))
+                        })
+                        .unwrap_or_default();
+                    for n in names.split(',') {
+                        let n = n.trim().to_string();
+                        decls.insert(
+                            n.clone(),
+                            Arg {
+                                name: n,
+                                ftype: ftype.clone(),
+                                by_value,
+                                intent: intent.clone(),
+                            },
+                        );
                     }
                 }
                 i += 1;

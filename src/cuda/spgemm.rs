@@ -1481,26 +1481,7 @@ fn host_out<'o, V: Scalar + for<'x> FromAny<'x>>(
     }
     let vals = match vals {
         None => None,
-        Some(v) => {
-            let kind = v.kind();
-            let v = V::from_values_mut(v).ok_or_else(|| {
-                crate::error::Error::new(
-                    Status::TypeMismatch,
-                    format!(
-                        "C: values are {} but the plan's are {}",
-                        kind.name(),
-                        V::KIND.name()
-                    ),
-                )
-            })?;
-            if v.len() != nnz {
-                return err(
-                    Status::InvalidValue,
-                    format!("C: {} value slots for {nnz} entries", v.len()),
-                );
-            }
-            Some(v)
-        }
+        Some(v) => Some(crate::exec::value_slice::<V>(v, nnz)?),
     };
     Ok(COut::Host { cols, vals })
 }

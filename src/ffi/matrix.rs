@@ -99,7 +99,7 @@ pub(crate) unsafe fn raw_slice<'a, T>(p: *const c_void, len: usize, what: &str) 
             format!("{what} is NULL but {len} entries are needed"),
         );
     }
-    if (p as usize) % std::mem::align_of::<T>() != 0 {
+    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return err(
             Status::InvalidValue,
             format!("{what} is not aligned for its element type"),
@@ -134,7 +134,7 @@ pub(crate) unsafe fn raw_slice_mut<'a, T>(
             format!("{what} is NULL but {len} entries are needed"),
         );
     }
-    if (p as usize) % std::mem::align_of::<T>() != 0 {
+    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return err(
             Status::InvalidValue,
             format!("{what} is not aligned for its element type"),
@@ -335,7 +335,7 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr(
             value_type,
             values,
         };
-        let align_ok = |p: *const c_void, a: usize| p.is_null() || (p as usize) % a == 0;
+        let align_ok = |p: *const c_void, a: usize| p.is_null() || (p as usize).is_multiple_of(a);
         let off_align = match offset_type_ {
             IndexType::Int32 => 4,
             _ => 8,
@@ -456,7 +456,7 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr_device(
             (col_indices, align(index_type_), "col_indices"),
             (values, val_align, "values"),
         ] {
-            if (p as usize) % a != 0 {
+            if !(p as usize).is_multiple_of(a) {
                 return err(
                     Status::InvalidValue,
                     format!("{name} = {p:p} is not aligned to {a} bytes for its element type"),

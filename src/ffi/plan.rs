@@ -441,7 +441,7 @@ pub unsafe extern "C" fn spgemm_numeric_device(
             (c_col_indices, width(p.format.indices), "c_col_indices"),
             (c_values, vwidth, "c_values"),
         ] {
-            if (ptr as usize) % w != 0 {
+            if !(ptr as usize).is_multiple_of(w) {
                 return err(
                     Status::InvalidValue,
                     format!("{name} = {ptr:p} is not aligned to {w} bytes for its element type"),

@@ -55,22 +55,21 @@ pub fn choose_node(
             note: None,
         };
     };
-    if place.hbm {
-        if let Some(free) = free_bytes(node) {
-            if free < bytes {
-                let fallback = match place.numa_node {
-                    Some(n) => format!("node {n}"),
-                    None => "ordinary memory".to_string(),
-                };
-                return NodeChoice {
-                    node: place.numa_node,
-                    hbm: false,
-                    note: Some(format!(
-                        "high-bandwidth node {node} has {free} bytes free, {bytes} needed: using {fallback}"
-                    )),
-                };
-            }
-        }
+    if place.hbm
+        && let Some(free) = free_bytes(node)
+        && free < bytes
+    {
+        let fallback = match place.numa_node {
+            Some(n) => format!("node {n}"),
+            None => "ordinary memory".to_string(),
+        };
+        return NodeChoice {
+            node: place.numa_node,
+            hbm: false,
+            note: Some(format!(
+                "high-bandwidth node {node} has {free} bytes free, {bytes} needed: using {fallback}"
+            )),
+        };
     }
     NodeChoice {
         node: Some(node),

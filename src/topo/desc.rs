@@ -126,10 +126,10 @@ impl MachineDesc {
     pub fn ordinary_domains(&self) -> usize {
         let mut seen = Vec::new();
         for c in 0..self.cores.len() {
-            if let Some(n) = self.ordinary_node(c) {
-                if !seen.contains(&n) {
-                    seen.push(n);
-                }
+            if let Some(n) = self.ordinary_node(c)
+                && !seen.contains(&n)
+            {
+                seen.push(n);
             }
         }
         seen.len().max(1)

@@ -201,12 +201,13 @@ fn bind_area(
     mapped: usize,
     node: u32,
 ) -> std::result::Result<(), String> {
-    if let Some(free) = node_free_bytes(node) {
-        if topo.is_this_system() && free < mapped as u64 {
-            return Err(format!(
-                "node {node} has {free} bytes free, {mapped} needed"
-            ));
-        }
+    if let Some(free) = node_free_bytes(node)
+        && topo.is_this_system()
+        && free < mapped as u64
+    {
+        return Err(format!(
+            "node {node} has {free} bytes free, {mapped} needed"
+        ));
     }
     // SAFETY: the mapping is `mapped` bytes that we own; viewed as MaybeUninit bytes.
     let area = unsafe { std::slice::from_raw_parts(base.cast_const().cast(), mapped) };

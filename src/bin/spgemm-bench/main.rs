@@ -403,7 +403,7 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
     let mut scaled = false;
     let mut result = Ok(());
     for r in 0..=cfg.reps {
-        let want_scaled = (cfg.reps - r) % 2 == 0;
+        let want_scaled = (cfg.reps - r).is_multiple_of(2);
         if want_scaled != scaled {
             inp.scale_a(if want_scaled { 2.0 } else { 0.5 });
             scaled = want_scaled;
