@@ -983,3 +983,107 @@ fn reuse_replay_matches_fresh_products() {
         }
     }
 }
+
+/// Sorted output of the dense kernel emits narrow rows (columns spanning fewer than two
+/// 64-bit words per entry, rows of at least 16 entries) in order from a bit map and sorts
+/// the others (src/cpu/dense.rs). One product holds both kinds, rows at the last word of
+/// C, short rows, duplicates and empty rows; every algorithm, both value types, sorted and
+/// unsorted, must equal the reference bitwise, also with 1-based 64-bit output and for
+/// every thread count.
+#[test]
+fn sorted_output_narrow_and_wide_rows() {
+    let mut rng = Rng::new(37);
+    let k = 20_000;
+    let nb = 400;
+    // B row j: a random subset of a 100-column window that moves with j (three rows in
+    // four, the last ones ending at column k - 1), or 30 columns anywhere.
+    let mut b = Csr {
+        nrows: nb,
+        ncols: k,
+        ptr: vec![0],
+        col: vec![],
+        val: vec![],
+    };
+    for j in 0..nb {
+        let cols: Vec<usize> = if j % 4 == 3 {
+            (0..30).map(|_| rng.below(k)).collect()
+        } else {
+            let c0 = if j >= nb - 8 {
+                k - 100
+            } else {
+                j * (k - 100) / nb + rng.below(20)
+            };
+            (0..20 + rng.below(40))
+                .map(|_| c0 + rng.below(100))
+                .collect()
+        };
+        for c in cols {
+            b.col.push(c);
+            b.val.push(if rng.below(5) == 0 {
+                (rng.below(7) as f64) - 3.0
+            } else {
+                rng.unit() * 2.0 - 1.0
+            });
+        }
+        b.ptr.push(b.col.len());
+    }
+    // A row i: B rows near some j0 (narrow rows of C), sometimes with a wide B row or a
+    // far B row mixed in (wide rows), sometimes a single entry (short rows) or none.
+    let m = 600;
+    let mut a = Csr {
+        nrows: m,
+        ncols: nb,
+        ptr: vec![0],
+        col: vec![],
+        val: vec![],
+    };
+    for i in 0..m {
+        let j0 = rng.below(nb - 6);
+        let mut cols: Vec<usize> = match i % 6 {
+            0 => vec![],
+            1 => vec![j0],
+            _ => (0..2 + rng.below(6)).map(|_| j0 + rng.below(6)).collect(),
+        };
+        if i % 6 == 5 {
+            cols.push(rng.below(nb));
+        }
+        for c in cols {
+            a.col.push(c);
+            a.val.push(rng.unit() * 2.0 - 1.0);
+        }
+        a.ptr.push(a.col.len());
+    }
+    // Both kinds of rows occur (the rule of src/cpu/dense.rs, restated).
+    let (ptr, col, _) = reference::<f64>(&a, &b);
+    let (mut narrow, mut wide) = (0, 0);
+    for i in 0..m {
+        let r = &col[ptr[i]..ptr[i + 1]];
+        if r.len() >= 16 {
+            let words = r[r.len() - 1] / 64 - r[0] / 64;
+            if words < 2 * r.len() {
+                narrow += 1;
+            } else {
+                wide += 1;
+            }
+        }
+    }
+    assert!(narrow > 100 && wide > 20, "narrow {narrow} wide {wide}");
+    assert!(col.contains(&(k - 1)));
+    check_all_algorithms(&a, &b, "narrow and wide rows");
+    // 1-based 64-bit output, every thread count: bitwise the reference.
+    for vt in VALUE_TYPES {
+        let want = expected(&a, &b, vt, true);
+        for threads in [1, 2, 3, 5] {
+            let h = handle(threads, Algorithm::Dense, true);
+            let ta = typed(&a, IndexType::Int64, IndexType::Int64, vt, 1, true);
+            let tb = typed(&b, IndexType::Int64, IndexType::Int64, vt, 0, true);
+            let f = OutputFormat {
+                offsets: IndexType::Int64,
+                indices: IndexType::Int64,
+                base: 1,
+            };
+            let got = product(&h, &ta, &tb, f, true).unwrap();
+            assert_eq!(got, want, "{vt:?} threads {threads}");
+        }
+    }
+}

@@ -39,6 +39,9 @@ pub struct DenseRows<V> {
     row_cols: Vec<u32>,
     /// Numeric: the sums of the current row, by slot.
     row_vals: Vec<V>,
+    /// Numeric, sorted output: one bit per column of C for emitting narrow rows in
+    /// column order (see [`emit_row`]); all zero between rows.
+    order_bits: Vec<u64>,
     /// Symbolic: `mark[c] == stamp` when column c is in the current row.
     mark: Vec<u32>,
     stamp: u32,
@@ -54,6 +57,7 @@ impl<V: Scalar> Default for DenseRows<V> {
             pos: Vec::new(),
             row_cols: Vec::new(),
             row_vals: Vec::new(),
+            order_bits: Vec::new(),
             mark: Vec::new(),
             stamp: 0,
             bits: Vec::new(),
@@ -83,9 +87,18 @@ impl<V: Scalar> DenseRows<V> {
     }
 
     /// Sizes the numeric arrays for `k` columns (k <= u32::MAX, checked by the selector)
-    /// and rows of up to `max_row` entries.
-    pub fn prepare_numeric(&mut self, k: usize, max_row: usize) -> Result<()> {
+    /// and rows of up to `max_row` entries; with `sorted` also the order bit map (k/8
+    /// bytes, a 32nd of the slots).
+    pub fn prepare_numeric(&mut self, k: usize, max_row: usize, sorted: bool) -> Result<()> {
         try_grow(&mut self.pos, k, EMPTY, "dense accumulator slots")?;
+        if sorted {
+            try_grow(
+                &mut self.order_bits,
+                k.div_ceil(64),
+                0,
+                "dense accumulator order bits",
+            )?;
+        }
         // One spare slot: the branch-free insert writes the next free slot
         // unconditionally.
         let cap = max_row.min(k) + 1;
@@ -265,7 +278,9 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
         }
         emit_row(
             pos,
-            &mut row_cols[..n],
+            &mut ws.order_bits,
+            row_cols,
+            n,
             row_vals,
             sorted,
             c_base,
@@ -276,12 +291,30 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     Ok(())
 }
 
-/// Writes one finished row (`row_cols` in first-touch order, sums in `row_vals` by slot)
-/// and returns `pos` to all-`EMPTY` for the row's columns.
+/// Rows shorter than this are sorted (insertion sort: few entries, often nearly in
+/// order already); longer ones go through the order bit map when narrow enough.
+const ORDER_BITS_MIN: usize = 16;
+
+/// A row goes through the order bit map when its columns span fewer than this many 64-bit
+/// words per entry (then the scan of the window costs less than sorting the row). Rows of
+/// the stencil and elasticity products span 0.5-0.7 words per entry; a bound of 8 (and
+/// rows from 8 entries) measured no better on those and slower on `lap3d_7pt_64`.
+const ORDER_WORDS_PER_ENTRY: usize = 2;
+
+/// Writes one finished row (`row_cols[..n]` in first-touch order, sums in `row_vals` by
+/// slot) and returns `pos` to all-`EMPTY` for the row's columns.
+///
+/// Sorted output of a narrow row (stencil, elasticity and banded products: the columns of
+/// a row span a window a small multiple of its length) needs no sort: the columns are set
+/// as bits in `order_bits` (one OR per distinct column, not per product) and the words of
+/// the window are scanned in order, lowest bit first. Wide rows are sorted.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn emit_row<V: Scalar, J: Idx>(
     pos: &mut [u32],
+    order_bits: &mut [u64],
     row_cols: &mut [u32],
+    n: usize,
     row_vals: &[V],
     sorted: bool,
     c_base: usize,
@@ -290,6 +323,55 @@ fn emit_row<V: Scalar, J: Idx>(
 ) {
     let to_j =
         |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+    if sorted && n >= ORDER_BITS_MIN {
+        let (lo, hi) = row_cols[..n]
+            .iter()
+            .fold((u32::MAX, 0u32), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+        let (w0, w1) = ((lo / 64) as usize, (hi / 64) as usize);
+        if w1 - w0 < n * ORDER_WORDS_PER_ENTRY {
+            for &c in row_cols[..n].iter() {
+                order_bits[(c / 64) as usize] |= 1u64 << (c % 64);
+            }
+            // Emit the words' bits in order, lowest first. (Decoding each word branch-free
+            // into the row buffer first, then gathering, measured slower on elast2d and
+            // elast3d than this loop's branch on the bits left in the word.)
+            let words = &mut order_bits[w0..=w1];
+            let mut t = 0usize;
+            match vals {
+                Some(vals) => {
+                    for (w, word) in words.iter_mut().enumerate() {
+                        let mut x = std::mem::take(word);
+                        let c0 = ((w0 + w) * 64) as u32;
+                        while x != 0 {
+                            let c = c0 + x.trailing_zeros();
+                            x &= x - 1;
+                            let p = &mut pos[c as usize];
+                            vals[t] = row_vals[*p as usize];
+                            *p = EMPTY;
+                            cols[t] = to_j(c);
+                            t += 1;
+                        }
+                    }
+                }
+                None => {
+                    for (w, word) in words.iter_mut().enumerate() {
+                        let mut x = std::mem::take(word);
+                        let c0 = ((w0 + w) * 64) as u32;
+                        while x != 0 {
+                            let c = c0 + x.trailing_zeros();
+                            x &= x - 1;
+                            pos[c as usize] = EMPTY;
+                            cols[t] = to_j(c);
+                            t += 1;
+                        }
+                    }
+                }
+            }
+            debug_assert_eq!(t, n);
+            return;
+        }
+    }
+    let row_cols = &mut row_cols[..n];
     if sorted {
         // Rows are short; slot numbers survive the sort through `pos`.
         sort_keys(row_cols);
@@ -468,12 +550,12 @@ mod tests {
             fill_rows(ws, &a, &a, 0..n, rp, sorted, 0, &mut c, Some(&mut v)).map(|()| (c, v))
         };
         // A plan that claims one entry fewer in row 7 (and a too small bound), then one more.
-        ws.prepare_numeric(n, max_row - 1).unwrap();
+        ws.prepare_numeric(n, max_row - 1, true).unwrap();
         let mut short = row_ptr.clone();
         short[8..].iter_mut().for_each(|r| *r -= 1);
         let e = run(&mut ws, &short, false).unwrap_err();
         assert_eq!(e.status, Status::PlanMismatch);
-        ws.prepare_numeric(n, max_row + 1).unwrap();
+        ws.prepare_numeric(n, max_row + 1, true).unwrap();
         let mut long = row_ptr.clone();
         long[8..].iter_mut().for_each(|r| *r += 1);
         assert_eq!(

@@ -208,7 +208,7 @@ fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
     match kind {
         AccKind::Dense => {
             let acc = ws.dense_rows::<V>();
-            acc.prepare_numeric(k, max_row_nnz)?;
+            acc.prepare_numeric(k, max_row_nnz, sorted)?;
             dense::fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
         }
         AccKind::Linked => {
