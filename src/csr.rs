@@ -524,37 +524,101 @@ impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
     pub fn structure_digest(&self) -> u64 {
         // Chunks are hashed independently (seeded by their index) and combined with a
         // wrapping sum, which is associative and commutative: the digest does not depend
-        // on how rayon splits the work. Four independent lanes per chunk keep the
-        // multiply chain from being latency-bound.
-        const CHUNK: usize = 1 << 15;
-        #[inline(always)]
-        fn mix(h: u64, x: u64) -> u64 {
-            (h ^ x).wrapping_mul(0x100_0000_01B3).rotate_left(23)
-        }
-        fn digest<T: Idx>(data: &[T]) -> u64 {
-            data.par_chunks(CHUNK)
+        // on how rayon splits the work.
+        let digest = |data: &[I]| {
+            data.par_chunks(DIGEST_CHUNK)
                 .enumerate()
-                .map(|(c, chunk)| {
-                    let seed =
-                        0xcbf2_9ce4_8422_2325u64 ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    let mut h = [seed, seed ^ 1, seed ^ 2, seed ^ 3];
-                    let mut quads = chunk.chunks_exact(4);
-                    for q in &mut quads {
-                        for l in 0..4 {
-                            h[l] = mix(h[l], q[l].to_i128() as u64);
-                        }
-                    }
-                    for (l, x) in quads.remainder().iter().enumerate() {
-                        h[l] = mix(h[l], x.to_i128() as u64);
-                    }
-                    mix(mix(mix(h[0], h[1]), h[2]), h[3]).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                })
+                .map(|(c, chunk)| chunk_digest(c, chunk))
                 .reduce(|| 0, u64::wrapping_add)
-        }
-        let ho = digest(self.row_offsets);
+        };
+        let ho = self
+            .row_offsets
+            .par_chunks(DIGEST_CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| chunk_digest(c, chunk))
+            .reduce(|| 0, u64::wrapping_add);
         let hc = digest(self.col_indices);
-        mix(mix(mix(ho, hc), self.nrows as u64), self.ncols as u64)
+        digest_combine(ho, hc, self.nrows, self.ncols)
     }
+
+    /// [`Self::validate`] and [`Self::structure_digest`] in one pass over the arrays (the
+    /// symbolic phase needs both; the arrays are read once instead of twice). Each digest
+    /// chunk also folds its order and range checks; only when one fails does the full
+    /// [`Self::validate`] run, to name the first offending entry with the same message.
+    pub fn validate_and_digest(&self, name: &str) -> Result<u64> {
+        let offs = self.row_offsets;
+        let (ho, offs_bad) = (0..offs.len().div_ceil(DIGEST_CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let lo = c * DIGEST_CHUNK;
+                let hi = ((c + 1) * DIGEST_CHUNK).min(offs.len());
+                // One entry past the chunk (when there is one) checks the chunk's edge.
+                let w = &offs[lo..(hi + 1).min(offs.len())];
+                let decreases = w
+                    .iter()
+                    .zip(&w[1..])
+                    .fold(false, |bad, (x, y)| bad | (x > y));
+                (chunk_digest(c, &offs[lo..hi]), decreases)
+            })
+            .reduce(|| (0, false), |x, y| (x.0.wrapping_add(y.0), x.1 | y.1));
+        if offs_bad {
+            self.validate(name)?;
+        }
+        let lo = self.base as i128;
+        let hi = lo + self.ncols as i128;
+        let (hc, cols_bad) = self
+            .col_indices
+            .par_chunks(DIGEST_CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let first = chunk[0];
+                let (mn, mx) = chunk.iter().fold((first, first), |(mn, mx), &x| {
+                    (if x < mn { x } else { mn }, if x > mx { x } else { mx })
+                });
+                let bad = mn.to_i128() < lo || mx.to_i128() >= hi;
+                (chunk_digest(c, chunk), bad)
+            })
+            .reduce(|| (0, false), |x, y| (x.0.wrapping_add(y.0), x.1 | y.1));
+        if cols_bad || offs_bad {
+            self.validate(name)?;
+            // Unreachable unless the two checks disagree: never accept such an input.
+            return err(
+                Status::InvalidStructure,
+                format!("{name}: structure failed validation"),
+            );
+        }
+        Ok(digest_combine(ho, hc, self.nrows, self.ncols))
+    }
+}
+
+/// Entries per independently hashed chunk of [`CsrRef::structure_digest`].
+const DIGEST_CHUNK: usize = 1 << 15;
+
+#[inline(always)]
+fn digest_mix(h: u64, x: u64) -> u64 {
+    (h ^ x).wrapping_mul(0x100_0000_01B3).rotate_left(23)
+}
+
+/// Hash of chunk `c` of an index array. Four independent lanes keep the multiply chain
+/// from being latency-bound.
+#[inline]
+fn chunk_digest<T: Idx>(c: usize, chunk: &[T]) -> u64 {
+    let seed = 0xcbf2_9ce4_8422_2325u64 ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut h = [seed, seed ^ 1, seed ^ 2, seed ^ 3];
+    let mut quads = chunk.chunks_exact(4);
+    for q in &mut quads {
+        for l in 0..4 {
+            h[l] = digest_mix(h[l], q[l].to_i128() as u64);
+        }
+    }
+    for (l, x) in quads.remainder().iter().enumerate() {
+        h[l] = digest_mix(h[l], x.to_i128() as u64);
+    }
+    digest_mix(digest_mix(digest_mix(h[0], h[1]), h[2]), h[3]).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn digest_combine(ho: u64, hc: u64, nrows: usize, ncols: usize) -> u64 {
+    digest_mix(digest_mix(digest_mix(ho, hc), nrows as u64), ncols as u64)
 }
 
 #[cfg(test)]
@@ -593,6 +657,43 @@ mod tests {
                 assert!(e.message.contains(&format!("at row {p}:")), "{e}");
             }
         }
+    }
+
+    /// The fused check-and-hash gives the digest of `structure_digest` on valid input and
+    /// the error of `validate` (same status and message) on invalid input.
+    #[test]
+    fn validate_and_digest_matches_the_separate_passes() {
+        let n = 100_000usize;
+        let offs: Vec<i64> = (0..=n as i64).map(|i| 1 + i).collect();
+        let cols: Vec<i64> = (0..n as i64).map(|i| 1 + (i * 13) % n as i64).collect();
+        let ok = CsrRef::<i64, i64, f64>::new(n, n, 1, &offs, &cols, None).unwrap();
+        assert_eq!(ok.validate_and_digest("A").unwrap(), ok.structure_digest());
+        // Bad entries at chunk edges (32768) and elsewhere, offsets and columns.
+        for p in [0usize, 32_767, 32_768, 65_536, n - 1] {
+            for bad in [0i64, n as i64 + 1, -5] {
+                let mut c = cols.clone();
+                c[p] = bad;
+                let m = CsrRef::<i64, i64, f64>::new(n, n, 1, &offs, &c, None).unwrap();
+                let want = m.validate("B").unwrap_err();
+                let got = m.validate_and_digest("B").unwrap_err();
+                assert_eq!((got.status, &got.message), (want.status, &want.message));
+                assert!(got.message.contains(&format!("at position {p}")), "{got}");
+            }
+            if p + 1 < n {
+                let mut o = offs.clone();
+                o[p + 1] = o[p] - 1;
+                if let Ok(m) = CsrRef::<i64, i64, f64>::new(n, n, 1, &o, &cols, None) {
+                    let want = m.validate("A").unwrap_err();
+                    let got = m.validate_and_digest("A").unwrap_err();
+                    assert_eq!((got.status, &got.message), (want.status, &want.message));
+                    assert_eq!(got.status, Status::InvalidStructure);
+                }
+            }
+        }
+        // Empty matrix: no columns at all.
+        let z = [0i32; 4];
+        let e = CsrRef::<i32, i32, f64>::new(3, 5, 0, &z, &[], None).unwrap();
+        assert_eq!(e.validate_and_digest("A").unwrap(), e.structure_digest());
     }
 
     /// The digest must not depend on how rayon splits the work (thread count, stealing).

@@ -157,8 +157,8 @@ fn hash_symbolic<O: Idx, I: Idx, V: Scalar>(
     let profile = flop_profile(a, b, clens.as_deref())?;
     let flops = profile.total();
     let compressed = match (&clens, profile.compressed) {
-        (Some(cl), Some(cf)) if (cf as f64) < (1.0 - compress::MIN_GAIN) * flops as f64 => {
-            Some(compress::compress(b, cl)?)
+        (Some(_), Some(cf)) if (cf as f64) < (1.0 - compress::MIN_GAIN) * flops as f64 => {
+            compress::compress_rows(b)?
         }
         _ => None,
     };
@@ -302,13 +302,11 @@ impl PairOp for SymbolicOp<'_> {
         h.install(|| {
             let m = a.nrows();
             let digests = if h.options.validate {
-                a.validate("A")?;
-                let da = a.structure_digest();
+                let da = a.validate_and_digest("A")?;
                 let db = if same_structure(&a, &b) {
                     da
                 } else {
-                    b.validate("B")?;
-                    b.structure_digest()
+                    b.validate_and_digest("B")?
                 };
                 Some((da, db))
             } else {
@@ -321,13 +319,11 @@ impl PairOp for SymbolicOp<'_> {
                 // Flops and row sizes in one pass; compression decided from a sample.
                 let est = compress::estimate(&a, &b);
                 let cb = match est {
-                    Some(e) if e.pays(b.nnz()) => match compress::compressed_lengths(&b)? {
-                        Some(cl) => Some(compress::compress(&b, &cl)?),
-                        None => None,
-                    },
+                    Some(e) if e.pays(b.nnz()) => compress::compress_rows(&b)?,
                     _ => None,
                 };
                 let counted = dense::symbolic(&h.workspace, &a, &b, cb.as_ref(), threads)?;
+
                 let inserts = match (&cb, est) {
                     (Some(_), Some(e)) => e.compressed as u64,
                     _ => counted.flop_prefix[m],

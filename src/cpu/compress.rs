@@ -20,9 +20,10 @@ pub const MIN_GAIN: f64 = 0.15;
 
 /// B's rows as (word, bits) pairs.
 /// Its arrays are mappings of their own ([`Zeroed`]): they are freed before C is filled and
-/// must not stay in the process's heap.
+/// must not stay in the process's heap. Row offsets are u32 (half the memory and traffic
+/// of usize): a B with 2^32 pairs or more is simply not compressed.
 pub struct CompressedRows {
-    pub ptr: Zeroed<usize>,
+    pub ptr: Zeroed<u32>,
     pub words: Zeroed<u32>,
     pub bits: Zeroed<u64>,
 }
@@ -30,12 +31,12 @@ pub struct CompressedRows {
 impl CompressedRows {
     #[inline(always)]
     pub fn row(&self, j: usize) -> std::ops::Range<usize> {
-        self.ptr[j]..self.ptr[j + 1]
+        self.ptr[j] as usize..self.ptr[j + 1] as usize
     }
 
     /// Bytes held (reported by the plan statistics).
     pub fn bytes(&self) -> usize {
-        self.ptr.len() * 8 + self.words.len() * 4 + self.bits.len() * 8
+        self.ptr.len() * 4 + self.words.len() * 4 + self.bits.len() * 8
     }
 }
 
@@ -70,49 +71,77 @@ pub fn compressed_lengths<O: Idx, I: Idx, V: Scalar>(
     Ok(Some(len))
 }
 
-/// Builds the compressed B from its row lengths.
-pub fn compress<O: Idx, I: Idx, V: Scalar>(
+/// Rows of B per task of [`compress_rows`].
+const BLOCK_ROWS: usize = 4096;
+
+/// Compresses B: the pair counts go straight into the row offsets (no separate array of
+/// row lengths), block by block in parallel, each block returning its total; the second
+/// parallel pass turns them into offsets and writes the pairs. `None` when word numbers
+/// or the number of pairs would not fit u32.
+pub fn compress_rows<O: Idx, I: Idx, V: Scalar>(
     b: &CsrRef<'_, O, I, V>,
-    lens: &[u32],
-) -> Result<CompressedRows> {
-    let n = b.nrows();
-    let mut ptr = Zeroed::<usize>::new(n + 1, "compressed B row offsets")?;
-    for j in 0..n {
-        ptr[j + 1] = ptr[j] + lens[j] as usize;
+) -> Result<Option<CompressedRows>> {
+    if b.ncols() / WORD_BITS >= u32::MAX as usize {
+        return Ok(None);
     }
-    let total = ptr[n];
-    let mut words = Zeroed::<u32>::new(total, "compressed B words")?;
-    let mut bits = Zeroed::<u64>::new(total, "compressed B bits")?;
-    // Rows in blocks so each task writes a contiguous range.
-    let block = 4096usize;
-    let bounds: Vec<usize> = (0..n.div_ceil(block))
-        .map(|c| c * block)
-        .chain(std::iter::once(n))
+    let n = b.nrows();
+    let mut ptr = Zeroed::<u32>::new(n + 1, "compressed B row offsets")?;
+    // ptr[j + 1] = pairs of row j, for now.
+    let sums: Vec<usize> = ptr[1..]
+        .par_chunks_mut(BLOCK_ROWS)
+        .enumerate()
+        .map(|(blk, out)| {
+            let j0 = blk * BLOCK_ROWS;
+            let mut total = 0usize;
+            for (d, o) in out.iter_mut().enumerate() {
+                let l = row_pairs(b, j0 + d);
+                *o = l;
+                total += l as usize;
+            }
+            total
+        })
         .collect();
-    let starts: Vec<usize> = bounds.iter().map(|&r| ptr[r]).collect();
+    let mut starts = Vec::with_capacity(sums.len() + 1);
+    let mut t = 0usize;
+    for s in &sums {
+        starts.push(t);
+        t += s;
+    }
+    starts.push(t);
+    if t > u32::MAX as usize {
+        return Ok(None);
+    }
+    let mut words = Zeroed::<u32>::new(t, "compressed B words")?;
+    let mut bits = Zeroed::<u64>::new(t, "compressed B bits")?;
     let wp = split_at_bounds(&mut words, &starts);
     let bp = split_at_bounds(&mut bits, &starts);
-    wp.into_par_iter()
+    ptr[1..]
+        .par_chunks_mut(BLOCK_ROWS)
+        .zip(wp)
         .zip(bp)
-        .zip(bounds.par_windows(2))
-        .for_each(|((wo, bo), r)| {
+        .enumerate()
+        .for_each(|(blk, ((out, wo), bo))| {
+            let j0 = blk * BLOCK_ROWS;
+            let base = starts[blk];
             let mut t = 0usize;
-            for j in r[0]..r[1] {
+            for (d, o) in out.iter_mut().enumerate() {
                 let mut last = usize::MAX;
-                for q in b.row_range(j) {
+                for q in b.row_range(j0 + d) {
                     let c = b.col(q);
                     let w = c / WORD_BITS;
                     if w != last {
                         wo[t] = w as u32;
-                        bo[t] = 0;
                         t += 1;
                         last = w;
                     }
+                    // The arrays start zeroed: no reset of a new pair's bits.
                     bo[t - 1] |= 1u64 << (c % WORD_BITS);
                 }
+                // At most the total, checked to fit u32.
+                *o = (base + t) as u32;
             }
         });
-    Ok(CompressedRows { ptr, words, bits })
+    Ok(Some(CompressedRows { ptr, words, bits }))
 }
 
 /// f_m and compressed f_m of A*B estimated from evenly spaced rows of A. The dense

@@ -17,7 +17,7 @@
 
 use rayon::prelude::*;
 
-use crate::alloc::{try_filled, try_grow, try_reserve};
+use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::split_at_bounds;
 use crate::cpu::partition::balanced_chunks_by;
@@ -123,6 +123,44 @@ impl<V: Scalar> DenseRows<V> {
 /// Compressed B (`cb`: (word, bits) pairs): union by OR into a bit map, counted by
 /// popcount; the flops still count B's entries.
 pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    cb: Option<&CompressedRows>,
+    rows: std::ops::Range<usize>,
+    nnz: &mut [usize],
+    flops: &mut [u64],
+) -> ChunkTotals {
+    count_rows_inner(ws, a, b, cb, rows.clone(), nnz, flops);
+    // The totals and maxima while the chunk's counts are still in cache (the symbolic
+    // driver needs them for its parallel prefix sum; a separate pass would read them
+    // from memory again).
+    let r = 0..rows.len();
+    let mut t = ChunkTotals::default();
+    for (&n, &f) in nnz[r.clone()].iter().zip(&flops[r]) {
+        t.nnz += n;
+        let (s, o) = t.flops.overflowing_add(f);
+        t.flops = s;
+        t.overflow |= o;
+        t.max_nnz = t.max_nnz.max(n);
+        t.max_flops = t.max_flops.max(f);
+    }
+    t
+}
+
+/// Sums and maxima of one chunk's row counts (see [`count_rows`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ChunkTotals {
+    pub nnz: usize,
+    pub flops: u64,
+    pub max_nnz: usize,
+    pub max_flops: u64,
+    /// The flops of the chunk exceed 2^64.
+    pub overflow: bool,
+}
+
+#[inline(always)]
+fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     ws: &mut DenseRows<V>,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -415,7 +453,9 @@ pub struct Counted {
 
 /// Dense symbolic phase over all rows of A on the current rayon pool: row sizes of C and
 /// flops in one pass. Rows are split by A's nonzeros (the flops are not known yet);
-/// several chunks per worker even out the rest.
+/// several chunks per worker even out the rest. Each chunk also returns its sums and
+/// maxima, so the prefix sums over the rows are one parallel pass (each chunk adds the
+/// totals of the chunks before it) instead of a serial one plus a pass for the maxima.
 pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     pool: &WorkspacePool,
     a: &CsrRef<'_, O, I, V>,
@@ -425,39 +465,65 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
 ) -> Result<Counted> {
     let m = a.nrows();
     let k = b.ncols();
-    let mut row_ptr = try_filled(m + 1, 0usize, "row offsets of C")?;
-    let mut flop_prefix = try_filled(m + 1, 0u64, "flop counts")?;
+    let mut row_ptr = try_zeroed_vec::<usize>(m + 1, "row offsets of C")?;
+    let mut flop_prefix = try_zeroed_vec::<u64>(m + 1, "flop counts")?;
     let a0 = a.row_start(0);
     let chunks = balanced_chunks_by(m, threads, |i| (a.row_start(i).wrapping_sub(a0) + i) as u64);
-    let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
-    let flop_pieces = split_at_bounds(&mut flop_prefix[1..], &chunks);
-    nnz_pieces
-        .into_par_iter()
-        .zip(flop_pieces)
-        .zip(chunks.par_windows(2))
-        .try_for_each(|((np, fp), w)| {
-            pool.with(|ws| {
-                let acc = ws.dense_rows::<V>();
-                acc.prepare_symbolic(k, cb.is_some())?;
-                count_rows(acc, a, b, cb, w[0]..w[1], np, fp);
-                Ok(())
+    let totals: Vec<ChunkTotals> = {
+        let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
+        let flop_pieces = split_at_bounds(&mut flop_prefix[1..], &chunks);
+        nnz_pieces
+            .into_par_iter()
+            .zip(flop_pieces)
+            .zip(chunks.par_windows(2))
+            .map(|((np, fp), w)| {
+                pool.with(|ws| {
+                    let acc = ws.dense_rows::<V>();
+                    acc.prepare_symbolic(k, cb.is_some())?;
+                    Ok(count_rows(acc, a, b, cb, w[0]..w[1], np, fp))
+                })
             })
-        })?;
-    let max_row_nnz = row_ptr[1..].par_iter().copied().max().unwrap_or(0);
-    let max_row_flops = flop_prefix[1..].par_iter().copied().max().unwrap_or(0);
-    // A row's count is at most its flops, so row_ptr cannot overflow before the flops
-    // do; the flops are summed with a check (2^64 multiplications is far beyond any
-    // input that fits in memory, but a wrap would be silently wrong).
-    for i in 0..m {
-        row_ptr[i + 1] += row_ptr[i];
-        flop_prefix[i + 1] = flop_prefix[i + 1]
-            .checked_add(flop_prefix[i])
-            .ok_or_else(|| {
-                crate::error::Error::new(
-                    Status::IndexOverflow,
-                    "the number of multiplications of A*B exceeds 2^64",
-                )
-            })?;
+            .collect::<Result<Vec<_>>>()?
+    };
+    // Offsets of each chunk: the totals of the chunks before it. A row's count is at
+    // most its flops, so row_ptr cannot overflow before the flops do; the flops are
+    // summed with a check (2^64 multiplications is far beyond any input that fits in
+    // memory, but a wrap would be silently wrong).
+    let overflow = || {
+        crate::error::Error::new(
+            Status::IndexOverflow,
+            "the number of multiplications of A*B exceeds 2^64",
+        )
+    };
+    let mut starts = Vec::with_capacity(totals.len());
+    let (mut n0, mut f0) = (0usize, 0u64);
+    let (mut max_row_nnz, mut max_row_flops) = (0usize, 0u64);
+    for t in &totals {
+        if t.overflow {
+            return Err(overflow());
+        }
+        starts.push((n0, f0));
+        n0 += t.nnz;
+        f0 = f0.checked_add(t.flops).ok_or_else(overflow)?;
+        max_row_nnz = max_row_nnz.max(t.max_nnz);
+        max_row_flops = max_row_flops.max(t.max_flops);
+    }
+    {
+        let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
+        let flop_pieces = split_at_bounds(&mut flop_prefix[1..], &chunks);
+        nnz_pieces
+            .into_par_iter()
+            .zip(flop_pieces)
+            .zip(starts)
+            .for_each(|((np, fp), (mut n, mut f))| {
+                for (x, y) in np.iter_mut().zip(fp.iter_mut()) {
+                    n += *x;
+                    *x = n;
+                    // No overflow: the chunk totals were summed with a check.
+                    f += *y;
+                    *y = f;
+                }
+            });
     }
     Ok(Counted {
         row_ptr,
@@ -509,8 +575,7 @@ mod tests {
             let n = 300;
             let (offs, cols, vals) = banded(n, 40, base);
             let a = CsrRef::new(n, n, base, &offs, &cols, Some(&vals)).unwrap();
-            let cl = compress::compressed_lengths(&a).unwrap().unwrap();
-            let cb = compress::compress(&a, &cl).unwrap();
+            let cb = compress::compress_rows(&a).unwrap().unwrap();
             let plain = counts(&a, None);
             assert_eq!(counts(&a, Some(&cb)), plain);
             // Reference: distinct columns per row by sorting.
