@@ -436,6 +436,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             ldy,
             a_checked: true,
             pack: None,
+            pack_vecs: 0,
         };
         on_pool::<V, _>(h, &NoRows(y_rows), k, |t, pool| {
             kern::run(isa, &NoRows(y_rows), p, None, t, pool)
@@ -496,6 +497,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         ldy,
         a_checked,
         pack: None,
+        pack_vecs: 0,
     };
     match op {
         Op::NonTranspose => {
@@ -528,7 +530,8 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
     bounds: Option<&[usize]>,
 ) {
     let k = p.k;
-    if !kern::wants_pack(isa, rows, p.layout, k, p.x_rows) {
+    let nv = kern::pack_vecs(isa, rows, p.layout, k, p.x_rows);
+    if nv == 0 {
         on_pool(h, rows, k, |t, pool| {
             kern::run(isa, rows, p, bounds, t, pool)
         });
@@ -536,8 +539,7 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
     }
     let mut guard = h.spmm_pack.lock();
     let buf = V::scratch(&mut guard);
-    // 16 lanes: the widest vector (f32); f64 uses the first half of each row.
-    let need = p.x_rows.saturating_mul(16);
+    let need = kern::pack_len::<V>(p.x_rows, k, nv).unwrap_or(usize::MAX);
     if buf.len() < need
         && let Ok(v) = crate::alloc::try_filled(need, V::ZERO, "SpMM packed panel")
     {
@@ -548,7 +550,11 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
     } else {
         None
     };
-    let p = Problem { pack, ..p };
+    let p = Problem {
+        pack,
+        pack_vecs: nv,
+        ..p
+    };
     on_pool(h, rows, k, |t, pool| {
         kern::run(isa, rows, p, bounds, t, pool)
     });

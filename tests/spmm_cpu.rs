@@ -500,6 +500,7 @@ fn every_instruction_set_path_against_reference() {
                             ldy: y.ld,
                             a_checked: false,
                             pack: None,
+                            pack_vecs: 0,
                         },
                         None,
                         2,
@@ -789,32 +790,59 @@ fn long_rows_empty_runs_every_block_path() {
 
 #[test]
 fn packed_column_major_path_gives_the_direct_kernels_bits() {
-    // The packed-panel path (AVX-512, column-major, scattered X) is forced by a zero scatter
-    // threshold and compared bit for bit with the direct kernels, and with the reference:
-    // k not a multiple of the panel width, ld > rows, beta = 0 and beta != 0, both types,
-    // 1-based 64-bit indices, both ops.
+    // The packed-panel path (AVX-512, column-major) is forced by a zero scatter threshold,
+    // with panels of 1, 2 and 4 vectors, and compared bit for bit with the direct kernels
+    // (forced by disabling every packing rule), and with the reference: k = 2..3 and k not
+    // a multiple of the panel width, ld > rows, beta = 0 and beta != 0, both types, 1-based
+    // 64-bit indices, both ops, with and without an analysis. On machines without AVX-512
+    // both runs take the direct kernels and only the reference check bites.
     use std::sync::atomic::Ordering;
     let h = Handle::new(2).unwrap();
     let mut rng = Rng::new(32);
     let m = blocky(&mut rng, 900, 3000);
-    let set = |v: usize| kern::SCATTER_BYTES.store(v, Ordering::Relaxed);
+    let packed_mode = |nv: usize| {
+        kern::SCATTER_BYTES.store(0, Ordering::Relaxed);
+        kern::PANEL_VECS.store(nv, Ordering::Relaxed);
+    };
+    let direct_mode = || {
+        kern::SCATTER_BYTES.store(usize::MAX, Ordering::Relaxed);
+        kern::PACK_MIN_K.store(usize::MAX, Ordering::Relaxed);
+    };
+    let defaults = || {
+        kern::SCATTER_BYTES.store(1 << 20, Ordering::Relaxed);
+        kern::PANEL_VECS.store(2, Ordering::Relaxed);
+        kern::PACK_MIN_K.store(8, Ordering::Relaxed);
+    };
     for vt in VALUE_TYPES {
         let a = typed(&m, IndexType::Int64, IndexType::Int64, vt, 1, true);
         for op in OPS {
             let (xr, yr) = spmm::operand_rows(op, m.nrows, m.ncols);
-            for k in [2, 7, 8, 9, 16, 17, 33] {
-                for beta in [0.0, 0.75] {
+            let an = spmm::analyse(&h, op, &a.any(), Layout::ColMajor, 16).unwrap();
+            for (k, nv) in [
+                (2, 2),
+                (3, 1),
+                (7, 1),
+                (8, 2),
+                (9, 4),
+                (16, 1),
+                (17, 2),
+                (33, 2),
+                (40, 4),
+                (71, 4),
+            ] {
+                for (beta, analysis) in [(0.0, None), (0.75, Some(&an))] {
                     let x = Dense::new(xr, k, 5, Layout::ColMajor, &mut rng);
                     let y = Dense::new(yr, k, 2, Layout::ColMajor, &mut rng);
-                    set(0);
-                    let packed = product(&h, &a, op, -1.25, &x, beta, &y, None);
-                    set(usize::MAX);
-                    let direct = product(&h, &a, op, -1.25, &x, beta, &y, None);
-                    set(1 << 20);
+                    packed_mode(nv);
+                    let packed = product(&h, &a, op, -1.25, &x, beta, &y, analysis);
+                    direct_mode();
+                    let direct = product(&h, &a, op, -1.25, &x, beta, &y, analysis);
+                    defaults();
                     let (packed, direct) = (packed.unwrap(), direct.unwrap());
-                    let what = format!("{vt:?} {op:?} k {k} beta {beta}");
+                    let what = format!("{vt:?} {op:?} k {k} panel {nv} beta {beta}");
                     let want = reference(&m, op, -1.25, &x, beta, &y, round_for(vt));
                     check(&packed, &y, &want, vt, &what);
+                    check(&direct, &y, &want, vt, &what);
                     let same = packed
                         .iter()
                         .zip(&direct)
@@ -824,6 +852,84 @@ fn packed_column_major_path_gives_the_direct_kernels_bits() {
             }
         }
     }
+}
+
+#[test]
+fn packed_column_major_degenerate_shapes() {
+    // The packed path (forced) on m = 0, n = 0, all-empty rows and a single long row, with
+    // beta = 0 over a NaN-filled Y (must not leak) and alpha = 0 (A and X not read).
+    use std::sync::atomic::Ordering;
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(34);
+    let empty_rows = Csr {
+        nrows: 50,
+        ncols: 30,
+        ptr: vec![0; 51],
+        col: vec![],
+        val: vec![],
+    };
+    let one_long = {
+        let col: Vec<usize> = (0..400).map(|i| (i * 7) % 30).collect();
+        let mut ptr = vec![0usize; 21];
+        for p in ptr.iter_mut().skip(10) {
+            *p = 400;
+        }
+        Csr {
+            nrows: 20,
+            ncols: 30,
+            ptr,
+            val: col.iter().map(|&c| c as f64 * 0.125 - 1.0).collect(),
+            col,
+        }
+    };
+    let no_rows = Csr {
+        nrows: 0,
+        ncols: 30,
+        ptr: vec![0],
+        col: vec![],
+        val: vec![],
+    };
+    let no_cols = Csr {
+        nrows: 25,
+        ncols: 0,
+        ptr: vec![0; 26],
+        col: vec![],
+        val: vec![],
+    };
+    kern::SCATTER_BYTES.store(0, Ordering::Relaxed);
+    for (name, m) in [
+        ("empty rows", &empty_rows),
+        ("one long row", &one_long),
+        ("m = 0", &no_rows),
+        ("n = 0", &no_cols),
+    ] {
+        for vt in VALUE_TYPES {
+            let a = typed(m, IndexType::Int32, IndexType::Int32, vt, 0, true);
+            for k in [2, 9, 20] {
+                for (alpha, beta) in [(1.5, 0.0), (0.0, 0.5), (-2.0, 0.25)] {
+                    let x = Dense::new(m.ncols, k, 3, Layout::ColMajor, &mut rng);
+                    let mut y = Dense::new(m.nrows, k, 1, Layout::ColMajor, &mut rng);
+                    if beta == 0.0 {
+                        for (i, v) in y.data.iter_mut().enumerate() {
+                            if i % y.ld < m.nrows {
+                                *v = f64::NAN;
+                            }
+                        }
+                    }
+                    let got = product(&h, &a, Op::NonTranspose, alpha, &x, beta, &y, None);
+                    let want = reference(m, Op::NonTranspose, alpha, &x, beta, &y, round_for(vt));
+                    check(
+                        &got.unwrap(),
+                        &y,
+                        &want,
+                        vt,
+                        &format!("{name} {vt:?} k {k}"),
+                    );
+                }
+            }
+        }
+    }
+    kern::SCATTER_BYTES.store(1 << 20, Ordering::Relaxed);
 }
 
 #[test]
@@ -920,6 +1026,7 @@ fn caller_thread_team_gives_the_pooled_bits() {
                             ldy: y.ld,
                             a_checked: false,
                             pack: None,
+                            pack_vecs: 0,
                         },
                         None,
                         threads,

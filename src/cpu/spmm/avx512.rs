@@ -315,16 +315,17 @@ pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>>(
     }
 }
 
-/// Rows `[lo, hi)`, columns `j0..j0 + w` (`w <= L`) of a column-major Y from a packed
-/// panel `xp` (X's columns j0.. as x_rows x L, row-major). One accumulator per row: each
-/// lane sums the row in storage order, as `colmajor` does.
+/// Rows `[lo, hi)`, columns `j0..j0 + w` (`w <= NV * L`) of a column-major Y from a
+/// packed panel `xp` (X's columns j0.. as x_rows x (NV * L), row-major; lanes past `w` hold
+/// anything and are computed but not stored). One accumulator per vector: each lane sums
+/// the row in storage order with FMA, as `colmajor` does, so the bits are the same.
 ///
 /// # Safety
 /// AVX-512F, AVX-512VL, AVX2 and FMA available; rows `[lo, hi)` passed `check_rows`
-/// against `d.x_rows` (or A was validated in full) and `xp` holds `d.x_rows * L` entries;
-/// Y holds `d`'s shapes and `j0 + w <= k`; the rows are this thread's.
+/// against `d.x_rows` (or A was validated in full) and `xp` holds `d.x_rows * NV * L`
+/// entries; Y holds `d`'s shapes and `j0 + w <= k`; the rows are this thread's.
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>>(
+pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
     a: &R,
     lo: usize,
     hi: usize,
@@ -333,24 +334,51 @@ pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>>(
     w: usize,
     d: &Dense<V>,
 ) {
-    let l = V::L;
+    // Rows are computed in groups of RB into `tmp` (row-major, L1) and then written out
+    // column by column, RB consecutive entries of each of Y's columns at a time: whole
+    // cache lines instead of one entry per column and row.
+    const RB: usize = 8;
+    let stride = NV * V::L;
     let x = xp.as_ptr();
-    let mut tmp = [V::ZERO; 16];
+    let mut tmp = [V::ZERO; RB * 64];
     let mut s = a.start(lo);
-    for i in lo..hi {
-        let e = a.start(i + 1);
-        // SAFETY: col(p) < x_rows, so the L entries at col * L are inside `xp`; tmp holds
-        // 16 >= L entries; (j0 + t) * ldy + i is inside Y for t < w, i < nrows.
-        unsafe {
-            let mut acc = V::zero();
-            for p in s..e {
-                acc = V::fma(V::splat(a.val(p)), V::load(x.add(a.col(p) * l)), acc);
+    let mut i0 = lo;
+    while i0 < hi {
+        let nr = RB.min(hi - i0);
+        for q in 0..nr {
+            let e = a.start(i0 + q + 1);
+            // SAFETY: col(p) < x_rows, so the NV * L entries at col * stride are inside
+            // `xp`; tmp holds RB * 64 >= RB * NV * L entries.
+            unsafe {
+                let mut acc = [V::zero(); NV];
+                for p in s..e {
+                    let v = V::splat(a.val(p));
+                    let xr = x.add(a.col(p) * stride);
+                    for (r, acc) in acc.iter_mut().enumerate() {
+                        *acc = V::fma(v, V::load(xr.add(r * V::L)), *acc);
+                    }
+                }
+                for (r, &acc) in acc.iter().enumerate() {
+                    V::store(tmp.as_mut_ptr().add(q * stride + r * V::L), acc);
+                }
             }
-            V::store(tmp.as_mut_ptr(), acc);
-            for (t, &sum) in tmp.iter().take(w).enumerate() {
-                super::store(d.y.at((j0 + t) * d.ldy + i), sum, d.alpha, d.beta);
+            s = e;
+        }
+        for t in 0..w {
+            // SAFETY: (j0 + t) * ldy + i0 + q is inside Y for t < w, i0 + q < hi <= nrows;
+            // the rows are this thread's. tmp index q * stride + t < RB * 64.
+            unsafe {
+                let y = d.y.at((j0 + t) * d.ldy + i0);
+                for q in 0..nr {
+                    super::store(
+                        y.add(q),
+                        *tmp.get_unchecked(q * stride + t),
+                        d.alpha,
+                        d.beta,
+                    );
+                }
             }
         }
-        s = e;
+        i0 += nr;
     }
 }

@@ -14,9 +14,10 @@
 //! - Instruction set: one code path per process, chosen at run time (AVX-512, AVX2+FMA, or
 //!   the baseline build); the library itself is built for the baseline target. AVX-512
 //!   row-major blocks and packed column-major panels use explicit vectors (`avx512`).
-//! - Column-major: row tiles in L2 with groups of 8 columns (`colmajor`); when X's reads
-//!   are scattered, packed row-major panels of X (`run_packed`, AVX-512) so that each entry
-//!   of A reads one cache line of X instead of one per column.
+//! - Column-major: row tiles in L2 with groups of 8 columns (`colmajor`); on the AVX-512
+//!   path, when X's reads are scattered or A's rows are long or X's window wide
+//!   (`pack_vecs`), packed row-major panels of 8-16 columns of X (`run_packed`) so that each
+//!   entry of A reads one or two vectors of X instead of one scalar per column.
 //! - Nothing is allocated here: the packed panel is the caller's (the handle's) scratch.
 
 #[cfg(target_arch = "x86_64")]
@@ -209,9 +210,11 @@ pub struct Problem<'a, V> {
     /// indices below `x_rows`). When false the kernels check each block of rows before
     /// reading it; a bad block panics (a status at the ABI), never reads outside A or X.
     pub a_checked: bool,
-    /// Scratch of at least `x_rows * 16` entries for the packed column-major path (AVX-512,
-    /// k >= 2, scattered X reads), or `None` (that path is then not taken).
+    /// Scratch of at least `pack_len(x_rows, k, pack_vecs)` entries for the packed
+    /// column-major path (AVX-512, see `pack_vecs`), or `None` (that path is then not taken).
     pub pack: Option<&'a mut [V]>,
+    /// Vectors of columns per packed panel, from `pack_vecs` (0: direct kernels).
+    pub pack_vecs: usize,
 }
 
 /// Entries needed by a dense operand of `rows` x `k` with leading dimension `ld`, or `None`
@@ -360,9 +363,10 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         && d.layout == Layout::ColMajor
         && d.k >= 2
         && d.alpha != V::ZERO
+        && p.pack_vecs > 0
+        && pack_len::<V>(x_rows, d.k, p.pack_vecs).is_some_and(|n| buf.len() >= n)
     {
-        assert!(buf.len() >= x_rows * V::L, "pack scratch too small");
-        run_packed(a, &d, &mut buf[..x_rows * V::L], bounds, threads, pool);
+        run_packed(a, &d, buf, p.pack_vecs, bounds, threads, pool);
         return;
     }
     match bounds {
@@ -381,22 +385,24 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
     }
 }
 
-/// Column-major product through packed panels (AVX-512): for each panel of L columns (one
-/// vector: 8 f64 or 16 f32), X's panel is copied into `buf` as an x_rows x L row-major
-/// block (in parallel), then every row of Y's panel is computed from it, one vector load
-/// per entry of A instead of L scattered loads. Each lane is summed in storage order with
-/// FMA, as in the direct column-major kernel, so the results are the same bits.
+/// Column-major product through packed panels (AVX-512): for each panel of up to
+/// `PANEL_VECS` vectors of columns, X's panel is copied into `buf` as an x_rows x P
+/// row-major block (in parallel, `pack_panel`), then every row of Y's panel is computed
+/// from it with P / L vector loads per entry of A instead of P scattered loads. Each lane is
+/// summed in storage order with FMA, as in the direct column-major kernel, so the results
+/// are the same bits.
 #[cfg(target_arch = "x86_64")]
 fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
     a: &R,
     d: &Dense<V>,
     buf: &mut [V],
+    nv: usize,
     bounds: Option<&[usize]>,
     threads: usize,
     pool: Option<&rayon::ThreadPool>,
 ) {
     const PACK_ROWS: usize = 4096;
-    let (x_rows, l) = (d.x_rows, V::L);
+    let x_rows = d.x_rows;
     let parts = match bounds {
         Some(b) if threads > 1 && b.len() > 2 => b.len() - 1,
         _ => chunk_count(a, d.k, threads),
@@ -405,25 +411,25 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
         Some(b) if threads > 1 && b.len() > 2 => (b[c], b[c + 1]),
         _ => chunk_bounds(a, c, parts),
     };
+    let max_vecs = nv.clamp(1, 4);
     let mut j0 = 0;
     while j0 < d.k {
-        let w = l.min(d.k - j0);
+        let nv = max_vecs.min((d.k - j0).div_ceil(V::L));
+        let stride = nv * V::L;
+        let w = stride.min(d.k - j0);
         let packed = YPtr {
             ptr: buf.as_mut_ptr(),
-            len: buf.len(),
+            len: x_rows * stride,
         };
+        assert!(packed.len <= buf.len(), "pack scratch too small");
         let pack = |ci: usize| {
             let c0 = ci * PACK_ROWS;
             let rows = PACK_ROWS.min(x_rows - c0);
             // SAFETY: part ci owns rows [c0, c0 + rows) of the panel, entries
-            // [c0 * l, (c0 + rows) * l) of `buf` (x_rows * l long); no other part touches them.
-            let out = unsafe { std::slice::from_raw_parts_mut(packed.at(c0 * l), rows * l) };
-            for t in 0..w {
-                let col = &d.x[(j0 + t) * d.ldx + c0..][..rows];
-                for (r, &v) in col.iter().enumerate() {
-                    out[r * l + t] = v;
-                }
-            }
+            // [c0 * stride, (c0 + rows) * stride) of `buf`; no other part touches them.
+            let out =
+                unsafe { std::slice::from_raw_parts_mut(packed.at(c0 * stride), rows * stride) };
+            pack_panel(d, j0, w, c0, rows, stride, out);
         };
         let pack_parts = x_rows.div_ceil(PACK_ROWS);
         for_each_part(pool, if parts > 1 { threads } else { 1 }, pack_parts, &pack);
@@ -434,19 +440,75 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
             let mut b0 = lo;
             while b0 < hi {
                 let b1 = block_end(a, b0, hi, BLOCK_NNZ);
-                if !d.a_checked {
+                // Checked in the first panel only: later panels read the same rows, and a
+                // failed check ends the whole call (a panic, before any later panel).
+                if !d.a_checked && j0 == 0 {
                     a.check_rows(b0, b1, d.x_rows);
                 }
                 // SAFETY: `run_packed` runs only on the AVX-512 path (`run` checked the
-                // ISA); rows [b0, b1) passed `check_rows` (or A was validated in full), so
-                // col < x_rows and col * L + L <= xp.len(); Y's columns j0..j0 + w < k.
-                unsafe { avx512::packed(a, b0, b1, xp, j0, w, d) };
+                // ISA); rows [b0, b1) passed `check_rows` in the first panel (the blocks
+                // depend only on A's offsets, not on the panel; or A was validated in full), so
+                // col < x_rows and col * stride + stride <= xp.len(); Y's columns j0..j0 +
+                // w <= k.
+                unsafe {
+                    match nv {
+                        1 => avx512::packed::<V, R, 1>(a, b0, b1, xp, j0, w, d),
+                        2 => avx512::packed::<V, R, 2>(a, b0, b1, xp, j0, w, d),
+                        3 => avx512::packed::<V, R, 3>(a, b0, b1, xp, j0, w, d),
+                        _ => avx512::packed::<V, R, 4>(a, b0, b1, xp, j0, w, d),
+                    }
+                }
                 b0 = b1;
             }
         };
         for_each_part(pool, threads, parts, &panel);
         j0 += w;
     }
+}
+
+/// Rows `[c0, c0 + rows)` of X's columns `j0..j0 + w` into `out` (rows x stride, row-major).
+/// Blocks of 32 rows: each column is read as a contiguous run while the block's rows of
+/// `out` (at most 32 x 64 entries) stay in L1.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn pack_panel<V: SpmmScalar>(
+    d: &Dense<V>,
+    j0: usize,
+    w: usize,
+    c0: usize,
+    rows: usize,
+    stride: usize,
+    out: &mut [V],
+) {
+    const B: usize = 32;
+    assert!(out.len() >= rows * stride && w <= stride);
+    let o = out.as_mut_ptr();
+    let mut r0 = 0;
+    while r0 < rows {
+        let n = B.min(rows - r0);
+        for t in 0..w {
+            let col = &d.x[(j0 + t) * d.ldx + c0 + r0..][..n];
+            for (q, &v) in col.iter().enumerate() {
+                // SAFETY: (r0 + q) * stride + t < rows * stride <= out.len() (asserted).
+                unsafe { *o.add((r0 + q) * stride + t) = v };
+            }
+        }
+        r0 += n;
+    }
+}
+
+/// Most vectors of columns per packed panel (`pack_vecs`). Settable for tests.
+#[doc(hidden)]
+pub static PANEL_VECS: AtomicUsize = AtomicUsize::new(2);
+
+/// Entries of scratch a packed product with panels of `nv` vectors (`pack_vecs`) and
+/// `x_rows` rows of X needs, or `None` on overflow.
+pub fn pack_len<V: SpmmScalar>(x_rows: usize, k: usize, nv: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    let l = V::L;
+    #[cfg(not(target_arch = "x86_64"))]
+    let l = 1;
+    x_rows.checked_mul(nv.clamp(1, 4).min(k.div_ceil(l)) * l)
 }
 
 /// Rows `[lo, hi)` on the chosen instruction-set path.
@@ -567,20 +629,64 @@ fn scattered<V: SpmmScalar, R: SparseRows<V>>(
 #[doc(hidden)]
 pub static TILE_SPAN_BYTES: AtomicUsize = AtomicUsize::new(256 << 10);
 
-/// Whether `run` would take the packed column-major path (the caller then provides the
-/// scratch): AVX-512 path, column-major, k >= 2, and scattered reads of X.
-pub fn wants_pack<V: SpmmScalar, R: SparseRows<V>>(
+/// Smallest k for which column-major products take the packed path without scattered
+/// reads of X (when A's rows are long or X's window is wide, see `pack_vecs`). Settable
+/// for tests.
+#[doc(hidden)]
+pub static PACK_MIN_K: AtomicUsize = AtomicUsize::new(8);
+
+/// Average entries per row of A from which the packed path pays off without scattered
+/// reads: each packed row of X then feeds many entries of A (lap3d_27pt_42 k = 32: 1.5x;
+/// banded_500k_7, 7 per row with a narrow window, 2x slower: packing adds two passes over X
+/// to a product that already streams it).
+const PACK_ROW_NNZ: usize = 10;
+
+/// Bytes the packed panel of a scattered product may take: X's reads are random, so the
+/// whole panel should stay in the last-level cache (32 MiB here, shared with A and Y).
+/// er_uniform_200k k = 32: panels of 16 columns (25 MiB) 1.2x slower than panels of 8.
+const SCATTERED_PANEL_BYTES: usize = 16 << 20;
+
+/// Vectors of columns per packed panel (1 or 2) for a column-major product on the AVX-512
+/// path, or 0 when the direct kernels should run instead. Packed when X's reads are
+/// scattered (any k >= 2), or for k >= `PACK_MIN_K` when A's rows are long (about
+/// `PACK_ROW_NNZ` entries or more) or a column group's window of X is wider than
+/// `TILE_SPAN_BYTES` (3-D stencils: lap3d_7pt_64 k = 32 1.25x): there the direct kernel
+/// waits on one scalar load per column and entry. Two vectors (16 f64 / 32 f32 columns)
+/// measured better than one or four on lap3d_27pt_42 and elast3d_p1_22 (k = 32, 128): four
+/// make the panel (x_rows x 256 bytes) too large for the caches.
+pub fn pack_vecs<V: SpmmScalar, R: SparseRows<V>>(
     isa: Isa,
     a: &R,
     layout: Layout,
     k: usize,
     x_rows: usize,
-) -> bool {
-    cfg!(target_arch = "x86_64")
-        && isa == Isa::Avx512
-        && layout == Layout::ColMajor
-        && k >= 2
-        && scattered(a, 0, a.nrows(), x_rows, false)
+) -> usize {
+    if !cfg!(target_arch = "x86_64") || isa != Isa::Avx512 || layout != Layout::ColMajor || k < 2 {
+        return 0;
+    }
+    let m = a.nrows();
+    let sc = scattered(a, 0, m, x_rows, false);
+    let pack = sc
+        || (k >= PACK_MIN_K.load(Ordering::Relaxed)
+            && (a.start(m).wrapping_sub(a.start(0)) >= PACK_ROW_NNZ.saturating_mul(m)
+                || span_exceeds(
+                    a,
+                    0,
+                    m,
+                    x_rows,
+                    false,
+                    TILE_SPAN_BYTES.load(Ordering::Relaxed),
+                )));
+    if !pack {
+        return 0;
+    }
+    let max = PANEL_VECS.load(Ordering::Relaxed).clamp(1, 4);
+    let row_bytes = 64 * max;
+    if sc && max > 1 && x_rows.saturating_mul(row_bytes) > SCATTERED_PANEL_BYTES {
+        1
+    } else {
+        max
+    }
 }
 
 #[inline(always)]
