@@ -110,18 +110,22 @@ pub fn try_filled<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> 
     Ok(v)
 }
 
+/// The error of an allocation of `len` elements of `T` for `what` that could not be had.
+fn alloc_failed<T>(what: &str, len: usize) -> Error {
+    Error::new(
+        Status::AllocFailed,
+        format!(
+            "cannot allocate {what}: {len} elements of {} bytes",
+            std::mem::size_of::<T>()
+        ),
+    )
+}
+
 /// An empty vector with room for `len` elements, or an error.
 pub fn try_with_capacity<T>(len: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
-        Error::new(
-            Status::AllocFailed,
-            format!(
-                "cannot allocate {what}: {len} elements of {} bytes",
-                std::mem::size_of::<T>()
-            ),
-        )
-    })?;
+    v.try_reserve_exact(len)
+        .map_err(|_| alloc_failed::<T>(what, len))?;
     advise_huge_capacity(&mut v);
     Ok(v)
 }
@@ -130,15 +134,7 @@ pub fn try_with_capacity<T>(len: usize, what: &str) -> Result<Vec<T>> {
 /// fresh pages that are zero already, so no serial fill pass touches them; the first
 /// writes (often by several threads) fault them in instead.
 pub fn try_zeroed_vec<T: ZeroBits>(len: usize, what: &str) -> Result<Vec<T>> {
-    let fail = || {
-        Error::new(
-            Status::AllocFailed,
-            format!(
-                "cannot allocate {what}: {len} elements of {} bytes",
-                std::mem::size_of::<T>()
-            ),
-        )
-    };
+    let fail = || alloc_failed::<T>(what, len);
     let layout = std::alloc::Layout::array::<T>(len).map_err(|_| fail())?;
     if layout.size() == 0 {
         return Ok(Vec::new());
@@ -160,15 +156,8 @@ pub fn try_grow<T: Clone>(v: &mut Vec<T>, len: usize, value: T, what: &str) -> R
     if v.len() < len {
         let previous = addr_of_allocation(v);
         let old_cap = v.capacity();
-        v.try_reserve_exact(len - v.len()).map_err(|_| {
-            Error::new(
-                Status::AllocFailed,
-                format!(
-                    "cannot allocate {what}: {len} elements of {} bytes",
-                    std::mem::size_of::<T>()
-                ),
-            )
-        })?;
+        v.try_reserve_exact(len - v.len())
+            .map_err(|_| alloc_failed::<T>(what, len))?;
         advise_huge_capacity(v);
         if v.capacity() != old_cap || addr_of_allocation(v) != previous {
             after_growth(v, previous, what);
@@ -182,15 +171,8 @@ pub fn try_grow<T: Clone>(v: &mut Vec<T>, len: usize, value: T, what: &str) -> R
 pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
     let previous = addr_of_allocation(v);
     let old_cap = v.capacity();
-    v.try_reserve_exact(additional).map_err(|_| {
-        Error::new(
-            Status::AllocFailed,
-            format!(
-                "cannot allocate {what}: {additional} elements of {} bytes",
-                std::mem::size_of::<T>()
-            ),
-        )
-    })?;
+    v.try_reserve_exact(additional)
+        .map_err(|_| alloc_failed::<T>(what, additional))?;
     if v.capacity() != old_cap || addr_of_allocation(v) != previous {
         after_growth(v, previous, what);
     }
@@ -228,15 +210,7 @@ impl<T: ZeroBits> Zeroed<T> {
 
     /// `len` zeros, or an error naming `what` when the memory cannot be had.
     pub fn new(len: usize, what: &str) -> Result<Zeroed<T>> {
-        let fail = || {
-            Error::new(
-                Status::AllocFailed,
-                format!(
-                    "cannot allocate {what}: {len} elements of {} bytes",
-                    std::mem::size_of::<T>()
-                ),
-            )
-        };
+        let fail = || alloc_failed::<T>(what, len);
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(fail)?;
         if bytes == 0 {
             return Ok(Zeroed {

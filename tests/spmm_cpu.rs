@@ -175,6 +175,11 @@ fn product(
 }
 
 /// Checks `got` (Y's storage) against the reference, and that padding is untouched.
+/// Bit-for-bit equality of two results (NaN payloads and signed zeros included).
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits())
+}
+
 fn check(got: &[f64], y: &Dense, want: &(Vec<f64>, Vec<f64>), vt: ValueType, what: &str) {
     let eps = match vt {
         ValueType::Float32 => 2e-6,
@@ -434,10 +439,7 @@ fn bitwise_identical_across_thread_counts_and_analysis() {
                         let an = spmm::analyse(h, op, &a.any(), layout, k).unwrap();
                         for with in [None, Some(&an)] {
                             let got = product(h, &a, op, 0.5, &x, 2.0, &y, with).unwrap();
-                            let same = got
-                                .iter()
-                                .zip(&first)
-                                .all(|(p, q)| p.to_bits() == q.to_bits());
+                            let same = same_bits(&got, &first);
                             assert!(
                                 same,
                                 "{vt:?} {layout:?} {op:?} k {k}: {} threads, analysis {} differs",
@@ -843,10 +845,7 @@ fn packed_column_major_path_gives_the_direct_kernels_bits() {
                     let want = reference(&m, op, -1.25, &x, beta, &y, round_for(vt));
                     check(&packed, &y, &want, vt, &what);
                     check(&direct, &y, &want, vt, &what);
-                    let same = packed
-                        .iter()
-                        .zip(&direct)
-                        .all(|(p, q)| p.to_bits() == q.to_bits());
+                    let same = same_bits(&packed, &direct);
                     assert!(same, "{what}: packed and direct results differ");
                 }
             }
@@ -1046,10 +1045,7 @@ fn caller_thread_team_gives_the_pooled_bits() {
                     &what,
                 );
                 for (other, name) in [(&inside, "inside the pool"), (&single, "one thread")] {
-                    let same = team
-                        .iter()
-                        .zip(other)
-                        .all(|(p, q)| p.to_bits() == q.to_bits());
+                    let same = same_bits(&team, other);
                     assert!(same, "{what}: caller team and {name} differ");
                 }
             }
@@ -1088,10 +1084,7 @@ fn column_major_tiles_and_whole_chunk_groups_give_the_same_bits() {
                     vt,
                     &what,
                 );
-                let same = tiles
-                    .iter()
-                    .zip(&whole)
-                    .all(|(p, q)| p.to_bits() == q.to_bits());
+                let same = same_bits(&tiles, &whole);
                 assert!(same, "{what}: tiles and whole-chunk groups differ");
             }
         }
