@@ -1087,3 +1087,152 @@ fn sorted_output_narrow_and_wide_rows() {
         }
     }
 }
+
+/// A 2-D 5-point grid operator (n x n points) with irregular rows mixed in: every third
+/// interior row repeats its diagonal (a duplicate entry), a few rows are empty, and row 1
+/// has an extra far entry. Most rows share their shape with many others, which is what the
+/// replay's pull kernel (src/cpu/pattern.rs) keys on.
+fn grid_with_irregular_rows(n: usize) -> Csr {
+    let m = n * n;
+    let mut ptr = vec![0];
+    let mut col = Vec::new();
+    for i in 0..m {
+        let (x, y) = (i % n, i / n);
+        if i % 17 == 5 {
+            ptr.push(col.len());
+            continue;
+        }
+        if y > 0 {
+            col.push(i - n);
+        }
+        if x > 0 {
+            col.push(i - 1);
+        }
+        col.push(i);
+        if i % 3 == 0 && x > 0 && x + 1 < n {
+            col.push(i);
+        }
+        if x + 1 < n {
+            col.push(i + 1);
+        }
+        if y + 1 < n {
+            col.push(i + n);
+        }
+        if i == 1 {
+            col.push(m - 1);
+        }
+        ptr.push(col.len());
+    }
+    let val = vec![1.0; col.len()];
+    Csr {
+        nrows: m,
+        ncols: m,
+        ptr,
+        col,
+        val,
+    }
+}
+
+/// Reused plans of structured products take the pull kernel for rows whose shape other rows
+/// share. Each call must equal a fresh product bitwise (-0.0, NaN, cancellation, duplicates),
+/// for every algorithm, sorted and unsorted, both bases and index widths and 1-3 threads,
+/// also after the caller's columns were replaced (the chunk is recomputed, then pulled
+/// again), and for a rectangular B (an aggregation-like prolongator).
+#[test]
+fn reuse_pull_patterns_match_fresh_products() {
+    let mut rng = Rng::new(47);
+    let a = grid_with_irregular_rows(30);
+    let m = a.nrows;
+    // P: each row i has entries in coarse columns i/4 and (i/4 + 1) % (m/4).
+    let mut p = Csr {
+        nrows: m,
+        ncols: m / 4,
+        ptr: (0..=m).map(|i| 2 * i).collect(),
+        col: (0..m)
+            .flat_map(|i| [i / 4, (i / 4 + 1) % (m / 4)])
+            .collect(),
+        val: vec![1.0; 2 * m],
+    };
+    let mut a2 = a.clone();
+    for (bi, b_is_p) in [(0, false), (1, true)] {
+        for alg in ALGS {
+            for sorted in [true, false] {
+                for (it, base, threads) in [
+                    (IndexType::Int32, 0usize, 2usize),
+                    (IndexType::Int64, 1, 3),
+                    (IndexType::Int32, 1, 1),
+                ] {
+                    let h = handle(threads, alg, sorted);
+                    let f = OutputFormat {
+                        offsets: it,
+                        indices: it,
+                        base,
+                    };
+                    let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
+                    let b0 = if b_is_p { p.clone() } else { a.clone() };
+                    let plan = exec::symbolic(&h, &view(&a2).any(), &view(&b0).any(), f).unwrap();
+                    let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                    let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                    for round in 0..6 {
+                        for (t, v) in a2.val.iter_mut().enumerate() {
+                            *v = match (t + round) % 11 {
+                                0 => -0.0,
+                                1 if round == 4 => f64::NAN,
+                                _ => (rng.below(7) as f64) - 3.0,
+                            };
+                        }
+                        let bm = if b_is_p { &mut p } else { &mut a2 };
+                        if b_is_p {
+                            for v in bm.val.iter_mut() {
+                                *v = (rng.below(5) as f64) - 2.0;
+                            }
+                        }
+                        let bm = bm.clone();
+                        if round == 3 {
+                            // A fresh array: chunks are computed afresh, then pulled again.
+                            idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                        }
+                        let (ta, tb) = (view(&a2), view(&bm));
+                        exec::numeric(
+                            &h,
+                            &plan,
+                            &ta.any(),
+                            &tb.any(),
+                            idx.as_mut(),
+                            Some(val.as_mut()),
+                        )
+                        .unwrap();
+                        let fresh = product(&h, &ta, &tb, f, true).unwrap();
+                        let col: Vec<usize> = match &idx {
+                            IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+                            IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+                        };
+                        let ValueVec::F64(cv) = &val else {
+                            unreachable!()
+                        };
+                        let got = Out {
+                            ptr: plan.row_ptr.clone(),
+                            col,
+                            bits: cv.iter().map(|x| x.bits()).collect(),
+                        };
+                        assert_eq!(
+                            got, fresh,
+                            "B{bi} {alg:?} sorted={sorted} base={base} threads={threads} round {round}"
+                        );
+                    }
+                    // Most rows have a shape other rows share: the pull kernel ran.
+                    let with_pattern = plan
+                        .reuse
+                        .lock()
+                        .patterns
+                        .as_ref()
+                        .map_or(0, |p| p.rows_with_pattern());
+                    assert!(
+                        with_pattern * 2 > m,
+                        "B{bi} {alg:?}: {with_pattern} of {m} rows have a pattern"
+                    );
+                }
+            }
+        }
+    }
+}
