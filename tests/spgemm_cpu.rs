@@ -1069,21 +1069,26 @@ fn sorted_output_narrow_and_wide_rows() {
     }
     assert!(narrow > 100 && wide > 20, "narrow {narrow} wide {wide}");
     assert!(col.contains(&(k - 1)));
-    check_all_algorithms(&a, &b, "narrow and wide rows");
-    // 1-based 64-bit output, every thread count: bitwise the reference.
+    check_sorted_everywhere(&a, &b, "narrow and wide rows");
+}
+
+/// All algorithms sorted and unsorted, then 1-based 64-bit sorted output of the dense
+/// kernel at every thread count: bitwise the reference.
+fn check_sorted_everywhere(a: &Csr, b: &Csr, what: &str) {
+    check_all_algorithms(a, b, what);
     for vt in VALUE_TYPES {
-        let want = expected(&a, &b, vt, true);
+        let want = expected(a, b, vt, true);
         for threads in [1, 2, 3, 5] {
             let h = handle(threads, Algorithm::Dense, true);
-            let ta = typed(&a, IndexType::Int64, IndexType::Int64, vt, 1, true);
-            let tb = typed(&b, IndexType::Int64, IndexType::Int64, vt, 0, true);
+            let ta = typed(a, IndexType::Int64, IndexType::Int64, vt, 1, true);
+            let tb = typed(b, IndexType::Int64, IndexType::Int64, vt, 0, true);
             let f = OutputFormat {
                 offsets: IndexType::Int64,
                 indices: IndexType::Int64,
                 base: 1,
             };
             let got = product(&h, &ta, &tb, f, true).unwrap();
-            assert_eq!(got, want, "{vt:?} threads {threads}");
+            assert_eq!(got, want, "{what}: {vt:?} threads {threads}");
         }
     }
 }
@@ -1235,4 +1240,74 @@ fn reuse_pull_patterns_match_fresh_products() {
             }
         }
     }
+
+/// Sorted output of sparse rows over many columns: the dense kernel walks summary levels
+/// of its order bit map (a bit per 64 columns, and one per 4096 when a row's span is over
+/// 4096 columns per entry; see src/cpu/dense.rs), rows of up to 32 entries are sorted.
+#[test]
+fn sorted_output_sparse_rows_over_many_columns() {
+    let mut rng = Rng::new(41);
+    // Not a multiple of 64: the last word is partial; over 2^18: two words at the top
+    // level.
+    let k = (1 << 18) + 37;
+    let nb = 60;
+    let mut b = Csr {
+        nrows: nb,
+        ncols: k,
+        ptr: vec![0],
+        col: vec![],
+        val: vec![],
+    };
+    // B row j: 8 random columns below `limit(j)` (one of the widths 300, 5000, 2^17, k),
+    // the last rows also column k - 1.
+    for j in 0..nb {
+        let limit = [300, 5000, 1 << 17, k][j % 4];
+        let mut cols: Vec<usize> = (0..8).map(|_| rng.below(limit)).collect();
+        if j >= nb - 4 {
+            cols.push(k - 1);
+        }
+        for c in cols {
+            b.col.push(c);
+            b.val.push(rng.unit() * 2.0 - 1.0);
+        }
+        b.ptr.push(b.col.len());
+    }
+    // A row i: 0 to 11 random rows of B (rows of C from 0 to ~90 entries).
+    let m = 300;
+    let mut a = Csr {
+        nrows: m,
+        ncols: nb,
+        ptr: vec![0],
+        col: vec![],
+        val: vec![],
+    };
+    for _ in 0..m {
+        for _ in 0..rng.below(12) {
+            a.col.push(rng.below(nb));
+            a.val.push(rng.unit() * 2.0 - 1.0);
+        }
+        a.ptr.push(a.col.len());
+    }
+    // Each way of the rule occurs: rows over 32 entries whose span is under 4096
+    // columns per entry (two levels) and over it (three), wide rows of up to 32 entries.
+    let (ptr, col, _) = reference::<f64>(&a, &b);
+    let (mut two, mut three, mut short) = (0, 0, 0);
+    for i in 0..m {
+        let r = &col[ptr[i]..ptr[i + 1]];
+        if r.len() > 32 && r[r.len() - 1] / 64 - r[0] / 64 >= 2 * r.len() {
+            if r[r.len() - 1] / 4096 - r[0] / 4096 < r.len() {
+                two += 1;
+            } else {
+                three += 1;
+            }
+        } else if (1..=32).contains(&r.len()) {
+            short += 1;
+        }
+    }
+    assert!(
+        two > 10 && three > 10 && short > 10,
+        "{two} {three} {short}"
+    );
+    assert!(col.contains(&(k - 1)));
+    check_sorted_everywhere(&a, &b, "sparse rows over many columns");
 }

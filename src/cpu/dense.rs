@@ -21,7 +21,7 @@ use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::split_at_bounds;
 use crate::cpu::partition::balanced_chunks_by;
-use crate::cpu::sort::sort_keys;
+use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
@@ -39,9 +39,14 @@ pub struct DenseRows<V> {
     row_cols: Vec<u32>,
     /// Numeric: the sums of the current row, by slot.
     row_vals: Vec<V>,
-    /// Numeric, sorted output: one bit per column of C for emitting narrow rows in
-    /// column order (see [`emit_row`]); all zero between rows.
+    /// Numeric, sorted output: one bit per column of C for emitting rows in column order
+    /// (see [`emit_row`]); all zero between rows.
     order_bits: Vec<u64>,
+    /// Numeric, sorted output: one bit per word of `order_bits` (a summary level); all
+    /// zero between rows.
+    order_l1: Vec<u64>,
+    /// Numeric, sorted output: one bit per word of `order_l1`; all zero between rows.
+    order_l2: Vec<u64>,
     /// Symbolic: `mark[c] == stamp` when column c is in the current row.
     mark: Vec<u32>,
     stamp: u32,
@@ -58,6 +63,8 @@ impl<V: Scalar> Default for DenseRows<V> {
             row_cols: Vec::new(),
             row_vals: Vec::new(),
             order_bits: Vec::new(),
+            order_l1: Vec::new(),
+            order_l2: Vec::new(),
             mark: Vec::new(),
             stamp: 0,
             bits: Vec::new(),
@@ -87,14 +94,26 @@ impl<V: Scalar> DenseRows<V> {
     }
 
     /// Sizes the numeric arrays for `k` columns (k <= u32::MAX, checked by the selector)
-    /// and rows of up to `max_row` entries; with `sorted` also the order bit map (k/8
-    /// bytes, a 32nd of the slots).
+    /// and rows of up to `max_row` entries; with `sorted` also the order bit maps (k/8
+    /// bytes and a 64th and 4096th of that: a 32nd of the slots).
     pub fn prepare_numeric(&mut self, k: usize, max_row: usize, sorted: bool) -> Result<()> {
         try_grow(&mut self.pos, k, EMPTY, "dense accumulator slots")?;
         if sorted {
             try_grow(
                 &mut self.order_bits,
                 k.div_ceil(64),
+                0,
+                "dense accumulator order bits",
+            )?;
+            try_grow(
+                &mut self.order_l1,
+                k.div_ceil(64 * 64),
+                0,
+                "dense accumulator order bits",
+            )?;
+            try_grow(
+                &mut self.order_l2,
+                k.div_ceil(64 * 64 * 64),
                 0,
                 "dense accumulator order bits",
             )?;
@@ -316,7 +335,11 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
         }
         emit_row(
             pos,
-            &mut ws.order_bits,
+            OrderBits {
+                l0: &mut ws.order_bits,
+                l1: &mut ws.order_l1,
+                l2: &mut ws.order_l2,
+            },
             row_cols,
             n,
             row_vals,
@@ -329,84 +352,175 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     Ok(())
 }
 
-/// Rows shorter than this are sorted (insertion sort: few entries, often nearly in
-/// order already); longer ones go through the order bit map when narrow enough.
+/// Narrow rows shorter than this are sorted (insertion sort: few entries, often nearly
+/// in order already); longer ones are emitted from the flat order bit map.
 const ORDER_BITS_MIN: usize = 16;
 
-/// A row goes through the order bit map when its columns span fewer than this many 64-bit
-/// words per entry (then the scan of the window costs less than sorting the row). Rows of
-/// the stencil and elasticity products span 0.5-0.7 words per entry; a bound of 8 (and
-/// rows from 8 entries) measured no better on those and slower on `lap3d_7pt_64`.
+/// Wide rows up to this length are sorted (insertion sort, see [`sort_keys`]); longer ones
+/// are emitted through the summary levels of the order bit maps. Measured on
+/// `lap3d_7pt_64` (rows of 25 entries over 128 words): the summary levels 20-40% slower
+/// than the insertion sort; on `rect_A_200kx2k*rect_B_2kx50k` (~100 entries over 782
+/// words) 35% faster than `sort_unstable`.
+const ORDER_SUMMARY_MIN: usize = INSERTION_MAX + 1;
+
+/// A row goes through the flat order bit map when its columns span fewer than this many
+/// 64-bit words per entry (then the scan of the window costs less than keeping the
+/// summary levels). Rows of the stencil and elasticity products span 0.5-0.7 words per
+/// entry; a bound of 8 (and rows from 8 entries) measured no better on those and slower
+/// on `lap3d_7pt_64`.
 const ORDER_WORDS_PER_ENTRY: usize = 2;
+
+/// The order bit maps of one thread: `l0` has a bit per column of C, `l1` a bit per word
+/// of `l0`, `l2` a bit per word of `l1`. All zero between rows.
+struct OrderBits<'a> {
+    l0: &'a mut [u64],
+    l1: &'a mut [u64],
+    l2: &'a mut [u64],
+}
+
+/// Calls `f` on the set bits of `words` in order (bit b of `words[w]` is the value
+/// `(first + w) * 64 + b`), lowest first, and clears the words. (Decoding each word
+/// branch-free into a buffer first, then gathering, measured slower on elast2d and
+/// elast3d than this loop's branch on the bits left in the word; below the summary
+/// levels, with four unconditional slots per word and the software popcount of the
+/// baseline x86-64 target, 35% slower on the rect product and 20% on `lap3d_7pt_64`.)
+#[inline(always)]
+fn drain_words(words: &mut [u64], first: usize, f: &mut impl FnMut(usize)) {
+    for (w, word) in words.iter_mut().enumerate() {
+        let mut x = std::mem::take(word);
+        let c0 = (first + w) * 64;
+        while x != 0 {
+            let c = c0 + x.trailing_zeros() as usize;
+            x &= x - 1;
+            f(c);
+        }
+    }
+}
+
+/// Calls `f` on the set bits of `l0` in order by walking the summary words `l1[w1s]`
+/// (each set bit names a word of `l0`), clearing both levels.
+#[inline(always)]
+fn drain_two(
+    l0: &mut [u64],
+    l1: &mut [u64],
+    w1s: std::ops::RangeInclusive<usize>,
+    f: &mut impl FnMut(usize),
+) {
+    let first = *w1s.start();
+    drain_words(&mut l1[w1s], first, &mut |w0| {
+        drain_words(&mut l0[w0..=w0], w0, f)
+    });
+}
+
+/// How [`OrderBits::visit_in_order`] went through a row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum OrderPath {
+    /// Not at all: the row is to be sorted.
+    Sort,
+    /// The window of `l0`.
+    Flat,
+    /// `l1`, then `l0`.
+    Two,
+    /// `l2`, `l1`, then `l0`.
+    Three,
+}
+
+impl OrderBits<'_> {
+    /// Calls `f` on `cols` (distinct columns, below 64 * `l0.len()`) in ascending order,
+    /// or returns [`OrderPath::Sort`] without calling it when that would cost more than
+    /// sorting them:
+    /// one OR per column and level used, then a walk of the set bits. Narrow rows (span
+    /// under [`ORDER_WORDS_PER_ENTRY`] words per column, from [`ORDER_BITS_MIN`] columns)
+    /// scan the window of `l0`; rows of more than [`ORDER_SUMMARY_MIN`] columns go
+    /// through `l1` when its window is under a word per column, else also through `l2`
+    /// when that window is (always when C has at most 2^18 * [`ORDER_SUMMARY_MIN`]
+    /// columns).
+    #[inline(always)]
+    fn visit_in_order(&mut self, cols: &[u32], f: &mut impl FnMut(usize)) -> OrderPath {
+        let n = cols.len();
+        if n < ORDER_BITS_MIN.min(ORDER_SUMMARY_MIN) {
+            return OrderPath::Sort;
+        }
+        let (lo, hi) = cols
+            .iter()
+            .fold((u32::MAX, 0u32), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+        let (lo, hi) = (lo as usize, hi as usize);
+        if n >= ORDER_BITS_MIN && (hi >> 6) - (lo >> 6) < n * ORDER_WORDS_PER_ENTRY {
+            for &c in cols {
+                self.l0[(c >> 6) as usize] |= 1u64 << (c & 63);
+            }
+            drain_words(&mut self.l0[lo >> 6..=hi >> 6], lo >> 6, f);
+            return OrderPath::Flat;
+        }
+        if n < ORDER_SUMMARY_MIN {
+            return OrderPath::Sort;
+        }
+        if (hi >> 12) - (lo >> 12) < n {
+            for &c in cols {
+                self.l0[(c >> 6) as usize] |= 1u64 << (c & 63);
+                self.l1[(c >> 12) as usize] |= 1u64 << ((c >> 6) & 63);
+            }
+            drain_two(self.l0, self.l1, lo >> 12..=hi >> 12, f);
+            return OrderPath::Two;
+        }
+        if (hi >> 18) - (lo >> 18) < n {
+            for &c in cols {
+                self.l0[(c >> 6) as usize] |= 1u64 << (c & 63);
+                self.l1[(c >> 12) as usize] |= 1u64 << ((c >> 6) & 63);
+                self.l2[(c >> 18) as usize] |= 1u64 << ((c >> 12) & 63);
+            }
+            let (l0, l1) = (&mut *self.l0, &mut *self.l1);
+            drain_words(&mut self.l2[lo >> 18..=hi >> 18], lo >> 18, &mut |w1| {
+                drain_two(l0, l1, w1..=w1, f)
+            });
+            return OrderPath::Three;
+        }
+        OrderPath::Sort
+    }
+}
 
 /// Writes one finished row (`row_cols[..n]` in first-touch order, sums in `row_vals` by
 /// slot) and returns `pos` to all-`EMPTY` for the row's columns.
 ///
-/// Sorted output of a narrow row (stencil, elasticity and banded products: the columns of
-/// a row span a window a small multiple of its length) needs no sort: the columns are set
-/// as bits in `order_bits` (one OR per distinct column, not per product) and the words of
-/// the window are scanned in order, lowest bit first. Wide rows are sorted.
+/// Sorted output of a row of more than a few entries needs no sort of the row: the
+/// columns are set as bits in the order bit maps (one OR per distinct column and level,
+/// not per product) and the set bits are walked in order, lowest first (see
+/// [`OrderBits::visit_in_order`]). Short rows, and rows too sparse even for the summary
+/// levels, are sorted.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn emit_row<V: Scalar, J: Idx>(
     pos: &mut [u32],
-    order_bits: &mut [u64],
+    mut order: OrderBits<'_>,
     row_cols: &mut [u32],
     n: usize,
     row_vals: &[V],
     sorted: bool,
     c_base: usize,
     cols: &mut [J],
-    vals: Option<&mut [V]>,
-) {
+    mut vals: Option<&mut [V]>,
+) -> OrderPath {
     let to_j =
         |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
-    if sorted && n >= ORDER_BITS_MIN {
-        let (lo, hi) = row_cols[..n]
-            .iter()
-            .fold((u32::MAX, 0u32), |(lo, hi), &c| (lo.min(c), hi.max(c)));
-        let (w0, w1) = ((lo / 64) as usize, (hi / 64) as usize);
-        if w1 - w0 < n * ORDER_WORDS_PER_ENTRY {
-            for &c in row_cols[..n].iter() {
-                order_bits[(c / 64) as usize] |= 1u64 << (c % 64);
-            }
-            // Emit the words' bits in order, lowest first. (Decoding each word branch-free
-            // into the row buffer first, then gathering, measured slower on elast2d and
-            // elast3d than this loop's branch on the bits left in the word.)
-            let words = &mut order_bits[w0..=w1];
-            let mut t = 0usize;
-            match vals {
-                Some(vals) => {
-                    for (w, word) in words.iter_mut().enumerate() {
-                        let mut x = std::mem::take(word);
-                        let c0 = ((w0 + w) * 64) as u32;
-                        while x != 0 {
-                            let c = c0 + x.trailing_zeros();
-                            x &= x - 1;
-                            let p = &mut pos[c as usize];
-                            vals[t] = row_vals[*p as usize];
-                            *p = EMPTY;
-                            cols[t] = to_j(c);
-                            t += 1;
-                        }
-                    }
-                }
-                None => {
-                    for (w, word) in words.iter_mut().enumerate() {
-                        let mut x = std::mem::take(word);
-                        let c0 = ((w0 + w) * 64) as u32;
-                        while x != 0 {
-                            let c = c0 + x.trailing_zeros();
-                            x &= x - 1;
-                            pos[c as usize] = EMPTY;
-                            cols[t] = to_j(c);
-                            t += 1;
-                        }
-                    }
-                }
-            }
+    if sorted {
+        let mut t = 0usize;
+        let path = match vals.as_deref_mut() {
+            Some(vals) => order.visit_in_order(&row_cols[..n], &mut |c| {
+                let p = &mut pos[c];
+                vals[t] = row_vals[*p as usize];
+                *p = EMPTY;
+                cols[t] = to_j(c as u32);
+                t += 1;
+            }),
+            None => order.visit_in_order(&row_cols[..n], &mut |c| {
+                pos[c] = EMPTY;
+                cols[t] = to_j(c as u32);
+                t += 1;
+            }),
+        };
+        if path != OrderPath::Sort {
             debug_assert_eq!(t, n);
-            return;
+            return path;
         }
     }
     let row_cols = &mut row_cols[..n];
@@ -439,6 +553,7 @@ fn emit_row<V: Scalar, J: Idx>(
             vals.copy_from_slice(&row_vals[..vals.len()]);
         }
     }
+    OrderPath::Sort
 }
 
 /// What the dense symbolic phase produces.
@@ -594,6 +709,144 @@ mod tests {
             assert!(est.compressed < 0.2 * est.flops, "{est:?}");
             assert!(est.pays(a.nnz()));
         }
+    }
+
+    /// One row through `emit_row` (sorted, with and without values, 0-based i32 and
+    /// 1-based i64 output) on the workspace `ws` sized for `k` columns; checks the output
+    /// against a sort and the state left behind, and returns the path taken.
+    fn emit_checked(ws: &mut DenseRows<f64>, k: usize, first_touch: &[u32]) -> OrderPath {
+        let n = first_touch.len();
+        ws.prepare_numeric(k, n, true).unwrap();
+        let mut want = first_touch.to_vec();
+        want.sort_unstable();
+        let mut paths = Vec::new();
+        for (with_vals, one_based) in [(true, false), (false, true), (true, true)] {
+            for (t, &c) in first_touch.iter().enumerate() {
+                ws.pos[c as usize] = t as u32;
+                ws.row_cols[t] = c;
+                ws.row_vals[t] = 0.5 + t as f64;
+            }
+            let order = OrderBits {
+                l0: &mut ws.order_bits,
+                l1: &mut ws.order_l1,
+                l2: &mut ws.order_l2,
+            };
+            let mut vals = vec![-1.0f64; n];
+            let base = one_based as usize;
+            let got: Vec<u64> = if one_based {
+                let mut cols = vec![0i64; n];
+                let v = with_vals.then_some(&mut vals[..]);
+                let (pos, rc, rv) = (&mut ws.pos, &mut ws.row_cols, &ws.row_vals);
+                paths.push(emit_row(pos, order, rc, n, rv, true, 1, &mut cols, v));
+                cols.iter().map(|&c| c as u64).collect()
+            } else {
+                let mut cols = vec![0i32; n];
+                let v = with_vals.then_some(&mut vals[..]);
+                let (pos, rc, rv) = (&mut ws.pos, &mut ws.row_cols, &ws.row_vals);
+                paths.push(emit_row(pos, order, rc, n, rv, true, 0, &mut cols, v));
+                cols.iter().map(|&c| c as u64).collect()
+            };
+            let want_cols: Vec<u64> = want.iter().map(|&c| (c as usize + base) as u64).collect();
+            assert_eq!(got, want_cols, "k {k} n {n}");
+            if with_vals {
+                for (&c, &v) in want.iter().zip(&vals) {
+                    let slot = first_touch.iter().position(|&x| x == c).unwrap();
+                    assert_eq!(v, 0.5 + slot as f64);
+                }
+            }
+            assert!(first_touch.iter().all(|&c| ws.pos[c as usize] == EMPTY));
+            let clear = |v: &[u64]| v.iter().all(|&w| w == 0);
+            assert!(clear(&ws.order_bits) && clear(&ws.order_l1) && clear(&ws.order_l2));
+        }
+        assert!(paths.windows(2).all(|w| w[0] == w[1]));
+        paths[0]
+    }
+
+    /// Distinct columns: `lo`, `hi` and `n - 2` more drawn from `lo..hi`, shuffled.
+    fn spread(n: usize, lo: u32, hi: u32, seed: u64) -> Vec<u32> {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut cols = vec![lo, hi];
+        while cols.len() < n {
+            let c = lo + (next() % (hi - lo) as u64) as u32;
+            if !cols.contains(&c) {
+                cols.push(c);
+            }
+        }
+        for i in (1..cols.len()).rev() {
+            cols.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        cols.truncate(n);
+        cols
+    }
+
+    #[test]
+    fn sorted_rows_through_every_level_of_the_order_bits() {
+        use OrderPath::*;
+        let mut ws = DenseRows::<f64>::default();
+        // Columns not a multiple of 64, 4096 or 2^18: the last column sits in a partial word.
+        let k = 5 * 4096 + 13;
+        let last = k as u32 - 1;
+        assert_eq!(emit_checked(&mut ws, k, &[]), Sort);
+        assert_eq!(emit_checked(&mut ws, k, &[last]), Sort);
+        // Narrow rows: a span of 2n - 1 words is flat, 2n is not (sorted below the summary
+        // threshold, through l1 above it).
+        for (n, seed) in [(16usize, 1u64), (20, 2), (40, 3)] {
+            let w = 2 * n as u32;
+            let hi = last;
+            assert_eq!(
+                emit_checked(&mut ws, k, &spread(n, hi - (w - 1) * 64, hi, seed)),
+                Flat
+            );
+            let lo = (hi / 64 - w) * 64;
+            let path = emit_checked(&mut ws, k, &spread(n, lo, hi, seed));
+            assert_eq!(path, if n > INSERTION_MAX { Two } else { Sort }, "n {n}");
+        }
+        assert_eq!(emit_checked(&mut ws, k, &spread(15, 0, 100, 4)), Sort);
+        // Wide rows: up to INSERTION_MAX entries sorted, then through l1.
+        assert_eq!(emit_checked(&mut ws, k, &spread(32, 0, last, 5)), Sort);
+        assert_eq!(emit_checked(&mut ws, k, &spread(33, 0, last, 6)), Two);
+        assert_eq!(emit_checked(&mut ws, k, &spread(100, 7, last, 7)), Two);
+        // l1 window of n - 1 words: two levels; of n words: three.
+        let k = (1 << 18) + 37;
+        let n = 40usize;
+        let span = (n as u32 - 1) * 4096;
+        assert_eq!(
+            emit_checked(&mut ws, k, &spread(n, 100, 100 + span, 8)),
+            Two
+        );
+        assert_eq!(
+            emit_checked(&mut ws, k, &spread(n, 100, 4096 + span, 9)),
+            Three
+        );
+        // Across the l2 word boundary, up to the last column: an l1 window of 64 words is
+        // walked through l2 by rows of up to 64 entries, directly by longer ones.
+        let last = k as u32 - 1;
+        assert_eq!(emit_checked(&mut ws, k, &spread(n, 0, last, 10)), Three);
+        assert_eq!(emit_checked(&mut ws, k, &spread(64, 0, last, 11)), Three);
+        assert_eq!(emit_checked(&mut ws, k, &spread(65, 0, last, 17)), Two);
+        // Over 2^24 columns (68 words of l2): an l2 window of n - 1 words is walked, one of
+        // n words is sorted (sort_unstable above INSERTION_MAX entries).
+        let k = (1 << 24) + (3 << 18) + 4096 + 7;
+        let last = k as u32 - 1;
+        let n = 33usize;
+        let span = (n as u32 - 1) << 18;
+        assert_eq!(
+            emit_checked(&mut ws, k, &spread(n, last - span, last, 12)),
+            Three
+        );
+        assert_eq!(emit_checked(&mut ws, k, &spread(n, 0, span, 13)), Three);
+        assert_eq!(
+            emit_checked(&mut ws, k, &spread(n, 0, span + (1 << 18), 14)),
+            Sort
+        );
+        assert_eq!(emit_checked(&mut ws, k, &spread(2000, 0, last, 15)), Three);
+        assert_eq!(emit_checked(&mut ws, k, &spread(60, 5, last, 16)), Sort);
     }
 
     #[test]

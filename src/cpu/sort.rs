@@ -2,7 +2,7 @@
 //! insertion sort beats the general-purpose sort; long rows use `sort_unstable`.
 
 /// Below this length insertion sort is used.
-const INSERTION_MAX: usize = 32;
+pub(crate) const INSERTION_MAX: usize = 32;
 
 /// Sorts `keys` ascending (keys are distinct).
 #[inline]
