@@ -55,6 +55,11 @@ pub trait Lanes: Copy {
     /// # Safety
     /// As above, and `p..p + n` writable (`n < L`).
     unsafe fn store_n(p: *mut Self, v: Self::V, n: usize);
+    /// Non-temporal store of a full vector (written around the caches); the writer must
+    /// issue `_mm_sfence` before its stores are read by another thread.
+    /// # Safety
+    /// As for `store`, and `p` 64-byte aligned.
+    unsafe fn stream(p: *mut Self, v: Self::V);
     /// Transposes an 8 x 8 block in registers: entry t of source row q (`src + q * ls +
     /// t`) goes to `dst + t * ld + q`. Exact copies, so any bits pass through unchanged.
     /// # Safety
@@ -114,6 +119,12 @@ impl Lanes for f64 {
     unsafe fn store_n(p: *mut f64, v: __m512d, n: usize) {
         // SAFETY: per the contract; masked-off lanes are not accessed.
         unsafe { _mm512_mask_storeu_pd(p, ((1u32 << n) - 1) as __mmask8, v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn stream(p: *mut f64, v: __m512d) {
+        // SAFETY: per the contract.
+        unsafe { _mm512_stream_pd(p, v) }
     }
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -211,6 +222,12 @@ impl Lanes for f32 {
     }
     #[inline]
     #[target_feature(enable = "avx512f")]
+    unsafe fn stream(p: *mut f32, v: __m512) {
+        // SAFETY: per the contract.
+        unsafe { _mm512_stream_ps(p, v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
     unsafe fn transpose8(src: *const f32, ls: usize, dst: *mut f32, ld: usize) {
         // Eight entries are a 256-bit vector: pairs, then quadruples within 128-bit
         // lanes, then the lanes themselves.
@@ -271,10 +288,14 @@ unsafe fn put<V: SpmmScalar>(y: *mut V, acc: V::V, n: usize, d: &Dense<V>) {
             };
             r = V::vadd(r, V::vmul(V::splat(d.beta), old));
         }
-        if n == V::L {
-            V::store(y, r)
-        } else {
+        if n != V::L {
             V::store_n(y, r, n)
+        } else if d.stream && (y as usize) % 64 == 0 {
+            // beta = 0 (`stream` is set only then) and Y too large to stay in cache: no
+            // read-for-ownership of the line. The kernel ends with `_mm_sfence`.
+            V::stream(y, r)
+        } else {
+            V::store(y, r)
         }
     }
 }
@@ -400,6 +421,10 @@ pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>>(
         }
         s = e;
     }
+    if d.stream {
+        // Orders the non-temporal stores of `put` before whatever signals this block done.
+        _mm_sfence();
+    }
 }
 
 /// Rows `[lo, hi)`, columns `j0..j0 + w` (`w <= NV * L`) of a column-major Y from a
@@ -431,7 +456,10 @@ pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
     let mut s = a.start(lo);
     let mut i0 = lo;
     while i0 < hi {
-        let nr = RB.min(hi - i0);
+        // Groups start at multiples of RB rows (the first one may be shorter), so that a
+        // full group's run of each column of Y starts where an aligned vector can
+        // (non-temporal stores need 64-byte alignment).
+        let nr = (RB - i0 % RB).min(hi - i0);
         for q in 0..nr {
             let e = a.start(i0 + q + 1);
             // SAFETY: col(p) < x_rows, so the NV * L entries at col * stride are inside
@@ -493,6 +521,10 @@ pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
             }
         }
         i0 += nr;
+    }
+    if d.stream {
+        // As in `rowmajor`.
+        _mm_sfence();
     }
 }
 

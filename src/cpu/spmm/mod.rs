@@ -179,6 +179,9 @@ pub(crate) struct Dense<'a, V> {
     pub ldy: usize,
     /// A was validated in full (against `x_rows`) during this call: blocks need no check.
     pub a_checked: bool,
+    /// Full, 64-byte aligned vectors of Y may be written with non-temporal stores (AVX-512
+    /// kernels): beta = 0 and Y larger than `STREAM_Y_BYTES`.
+    pub stream: bool,
 }
 
 /// Buffers for the packed panel of X, one per value type (see `run`).
@@ -193,6 +196,13 @@ pub struct PackScratch {
 #[doc(hidden)]
 pub static SCATTER_BYTES: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(1 << 20);
+
+/// Bytes of Y from which a product with beta = 0 writes Y's full aligned vectors with
+/// non-temporal stores (AVX-512 kernels): Y then cannot stay in the last-level cache (32
+/// MiB here, shared with A and X) anyway, and a normal store first reads the line it
+/// overwrites, one more pass over Y. Settable for tests; the results are the same bits.
+#[doc(hidden)]
+pub static STREAM_Y_BYTES: AtomicUsize = AtomicUsize::new(16 << 20);
 
 /// The shapes of one product, for `run`.
 pub struct Problem<'a, V> {
@@ -352,6 +362,11 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         },
         ldy: p.ldy,
         a_checked: p.a_checked,
+        stream: isa == Isa::Avx512
+            && p.beta == V::ZERO
+            && m.saturating_mul(p.k)
+                .saturating_mul(std::mem::size_of::<V>())
+                >= STREAM_Y_BYTES.load(Ordering::Relaxed),
     };
     assert!(
         dense_len(p.layout, m, p.k, p.ldy) == Some(p.y.len()),
