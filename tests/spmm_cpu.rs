@@ -1116,8 +1116,8 @@ fn streamed_stores_and_wide_panels_give_the_cached_stores_bits() {
         for layout in LAYOUTS {
             for (k, pad) in [(8, 1), (16, 3), (13, 2), (33, 0), (64, 5)] {
                 let ypad = match layout {
-                    Layout::RowMajor => usize::from(k % 2 == 0) + pad * 2,
-                    Layout::ColMajor => usize::from(m.nrows % 2 == 0) + pad * 2,
+                    Layout::RowMajor => usize::from(k.is_multiple_of(2)) + pad * 2,
+                    Layout::ColMajor => usize::from(m.nrows.is_multiple_of(2)) + pad * 2,
                 };
                 let x = Dense::new(m.ncols, k, pad, layout, &mut rng);
                 let mut y = Dense::new(m.nrows, k, ypad, layout, &mut rng);

@@ -290,7 +290,7 @@ unsafe fn put<V: SpmmScalar>(y: *mut V, acc: V::V, n: usize, d: &Dense<V>) {
         }
         if n != V::L {
             V::store_n(y, r, n)
-        } else if d.stream && (y as usize) % 64 == 0 {
+        } else if d.stream && (y as usize).is_multiple_of(64) {
             // beta = 0 (`stream` is set only then) and Y too large to stay in cache: no
             // read-for-ownership of the line. The kernel ends with `_mm_sfence`.
             V::stream(y, r)
