@@ -1114,7 +1114,7 @@ fn streamed_stores_and_wide_panels_give_the_cached_stores_bits() {
     for vt in VALUE_TYPES {
         let a = typed(&m, IndexType::Int32, IndexType::Int32, vt, 0, true);
         for layout in LAYOUTS {
-            for (k, pad) in [(8, 1), (16, 3), (13, 2), (33, 0), (64, 5)] {
+            for (k, pad) in [(8usize, 1usize), (16, 3), (13, 2), (33, 0), (64, 5)] {
                 let ypad = match layout {
                     Layout::RowMajor => usize::from(k.is_multiple_of(2)) + pad * 2,
                     Layout::ColMajor => usize::from(m.nrows.is_multiple_of(2)) + pad * 2,
