@@ -1090,3 +1090,55 @@ fn column_major_tiles_and_whole_chunk_groups_give_the_same_bits() {
         }
     }
 }
+
+#[test]
+fn streamed_stores_and_wide_panels_give_the_cached_stores_bits() {
+    // Non-temporal stores of Y (beta = 0, AVX-512 kernels), forced by a zero size
+    // threshold, against normal stores (threshold off) bit for bit and against the
+    // reference. Odd leading dimensions put some full vectors of Y on 64-byte boundaries
+    // (where they are streamed) and others not, whatever the allocation's alignment. Y is
+    // NaN-filled (beta = 0 must not read it). Column-major runs the packed path (forced)
+    // with X wider than one packing part (4096 rows) and not a multiple of the 8 x 8
+    // transposes, and k not a multiple of 8. Without AVX-512 only the reference bites.
+    use std::sync::atomic::Ordering;
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(36);
+    let m = blocky(&mut rng, 611, 4203);
+    let nan_y = |y: &mut Dense| {
+        for i in 0..y.rows {
+            for j in 0..y.k {
+                y.set(i, j, f64::NAN);
+            }
+        }
+    };
+    for vt in VALUE_TYPES {
+        let a = typed(&m, IndexType::Int32, IndexType::Int32, vt, 0, true);
+        for layout in LAYOUTS {
+            for (k, pad) in [(8usize, 1usize), (16, 3), (13, 2), (33, 0), (64, 5)] {
+                let ypad = match layout {
+                    Layout::RowMajor => usize::from(k.is_multiple_of(2)) + pad * 2,
+                    Layout::ColMajor => usize::from(m.nrows.is_multiple_of(2)) + pad * 2,
+                };
+                let x = Dense::new(m.ncols, k, pad, layout, &mut rng);
+                let mut y = Dense::new(m.nrows, k, ypad, layout, &mut rng);
+                nan_y(&mut y);
+                kern::SCATTER_BYTES.store(0, Ordering::Relaxed);
+                kern::STREAM_Y_BYTES.store(0, Ordering::Relaxed);
+                let streamed = product(&h, &a, Op::NonTranspose, 0.5, &x, 0.0, &y, None);
+                kern::STREAM_Y_BYTES.store(usize::MAX, Ordering::Relaxed);
+                let cached = product(&h, &a, Op::NonTranspose, 0.5, &x, 0.0, &y, None);
+                kern::STREAM_Y_BYTES.store(16 << 20, Ordering::Relaxed);
+                kern::SCATTER_BYTES.store(1 << 20, Ordering::Relaxed);
+                let (streamed, cached) = (streamed.unwrap(), cached.unwrap());
+                let what = format!("{vt:?} {layout:?} k {k} ldy {}", y.ld);
+                let want = reference(&m, Op::NonTranspose, 0.5, &x, 0.0, &y, round_for(vt));
+                check(&streamed, &y, &want, vt, &what);
+                check(&cached, &y, &want, vt, &what);
+                assert!(
+                    same_bits(&streamed, &cached),
+                    "{what}: streamed and cached stores differ"
+                );
+            }
+        }
+    }
+}

@@ -119,6 +119,10 @@ pub fn main(args: &[String]) -> i32 {
             return 2;
         }
     };
+    if std::env::var_os("SPGEMM_BENCH_NO_STREAM").is_some() {
+        // A/B switch for the non-temporal stores of Y (library default: Y >= 16 MiB).
+        spgemm::cpu::spmm::STREAM_Y_BYTES.store(usize::MAX, std::sync::atomic::Ordering::Relaxed);
+    }
     let mut h = std::ptr::null_mut();
     // SAFETY (all ABI calls below): arguments follow the header's contracts; arrays outlive
     // the descriptors and products that use them.
@@ -164,8 +168,9 @@ pub fn main(args: &[String]) -> i32 {
             );
         }
         for &k in &a.ks {
-            let mut x = vec![0.0f64; n * k];
-            let mut y = vec![0.0f64; m * k];
+            let (mut xbuf, mut ybuf) = (vec![0.0f64; n * k + 8], vec![0.0f64; m * k + 8]);
+            let x = aligned(&mut xbuf, n * k);
+            let y = aligned(&mut ybuf, m * k);
             for &lay in &a.layouts {
                 let (layout, ldx, ldy) = if lay == "row" {
                     (SPGEMM_LAYOUT_ROW_MAJOR, k, k)
@@ -280,3 +285,15 @@ pub fn main(args: &[String]) -> i32 {
 
 pub const USAGE: &str = "usage: spgemm-bench spmm --a PATH[,PATH...] [--k 1,8,16,32,64,128] \
 [--layout row|col|both] [--threads N] [--reps N] [--alg mm|mm_opt|both] [--beta B]";
+
+/// `len` entries of `buf` (`len + 8` long) starting on a 64-byte boundary, as the MKL
+/// driver's `mkl_malloc(.., 64)`; with `SPGEMM_BENCH_UNALIGNED` set, 16 bytes past one
+/// instead (what a plain large `malloc` returns on glibc).
+fn aligned(buf: &mut [f64], len: usize) -> &mut [f64] {
+    let mis = (buf.as_ptr() as usize / 8) % 8;
+    let mut off = (8 - mis) % 8;
+    if std::env::var_os("SPGEMM_BENCH_UNALIGNED").is_some() {
+        off = (off + 2) % 8;
+    }
+    &mut buf[off..off + len]
+}

@@ -55,6 +55,17 @@ pub trait Lanes: Copy {
     /// # Safety
     /// As above, and `p..p + n` writable (`n < L`).
     unsafe fn store_n(p: *mut Self, v: Self::V, n: usize);
+    /// Non-temporal store of a full vector (written around the caches); the writer must
+    /// issue `_mm_sfence` before its stores are read by another thread.
+    /// # Safety
+    /// As for `store`, and `p` 64-byte aligned.
+    unsafe fn stream(p: *mut Self, v: Self::V);
+    /// Transposes an 8 x 8 block in registers: entry t of source row q (`src + q * ls +
+    /// t`) goes to `dst + t * ld + q`. Exact copies, so any bits pass through unchanged.
+    /// # Safety
+    /// AVX-512F; `src + q * ls .. + 8` readable and `dst + t * ld .. + 8` writable for
+    /// q, t < 8.
+    unsafe fn transpose8(src: *const Self, ls: usize, dst: *mut Self, ld: usize);
 }
 
 impl Lanes for f64 {
@@ -108,6 +119,52 @@ impl Lanes for f64 {
     unsafe fn store_n(p: *mut f64, v: __m512d, n: usize) {
         // SAFETY: per the contract; masked-off lanes are not accessed.
         unsafe { _mm512_mask_storeu_pd(p, ((1u32 << n) - 1) as __mmask8, v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn stream(p: *mut f64, v: __m512d) {
+        // SAFETY: per the contract.
+        unsafe { _mm512_stream_pd(p, v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn transpose8(src: *const f64, ls: usize, dst: *mut f64, ld: usize) {
+        // Three rounds of shuffles: pairs of entries, then pairs of 128-bit lanes twice.
+        // SAFETY: per the contract.
+        unsafe {
+            macro_rules! r {
+                ($q:expr) => {
+                    _mm512_loadu_pd(src.add($q * ls))
+                };
+            }
+            let (r0, r1, r2, r3) = (r!(0), r!(1), r!(2), r!(3));
+            let (r4, r5, r6, r7) = (r!(4), r!(5), r!(6), r!(7));
+            let (t0, t1) = (_mm512_unpacklo_pd(r0, r1), _mm512_unpackhi_pd(r0, r1));
+            let (t2, t3) = (_mm512_unpacklo_pd(r2, r3), _mm512_unpackhi_pd(r2, r3));
+            let (t4, t5) = (_mm512_unpacklo_pd(r4, r5), _mm512_unpackhi_pd(r4, r5));
+            let (t6, t7) = (_mm512_unpacklo_pd(r6, r7), _mm512_unpackhi_pd(r6, r7));
+            let u0 = _mm512_shuffle_f64x2::<0x88>(t0, t2);
+            let u1 = _mm512_shuffle_f64x2::<0x88>(t1, t3);
+            let u2 = _mm512_shuffle_f64x2::<0xDD>(t0, t2);
+            let u3 = _mm512_shuffle_f64x2::<0xDD>(t1, t3);
+            let u4 = _mm512_shuffle_f64x2::<0x88>(t4, t6);
+            let u5 = _mm512_shuffle_f64x2::<0x88>(t5, t7);
+            let u6 = _mm512_shuffle_f64x2::<0xDD>(t4, t6);
+            let u7 = _mm512_shuffle_f64x2::<0xDD>(t5, t7);
+            macro_rules! w {
+                ($t:expr, $v:expr) => {
+                    _mm512_storeu_pd(dst.add($t * ld), $v)
+                };
+            }
+            w!(0, _mm512_shuffle_f64x2::<0x88>(u0, u4));
+            w!(1, _mm512_shuffle_f64x2::<0x88>(u1, u5));
+            w!(2, _mm512_shuffle_f64x2::<0x88>(u2, u6));
+            w!(3, _mm512_shuffle_f64x2::<0x88>(u3, u7));
+            w!(4, _mm512_shuffle_f64x2::<0xDD>(u0, u4));
+            w!(5, _mm512_shuffle_f64x2::<0xDD>(u1, u5));
+            w!(6, _mm512_shuffle_f64x2::<0xDD>(u2, u6));
+            w!(7, _mm512_shuffle_f64x2::<0xDD>(u3, u7));
+        }
     }
 }
 
@@ -163,6 +220,53 @@ impl Lanes for f32 {
         // SAFETY: per the contract; masked-off lanes are not accessed.
         unsafe { _mm512_mask_storeu_ps(p, ((1u32 << n) - 1) as __mmask16, v) }
     }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn stream(p: *mut f32, v: __m512) {
+        // SAFETY: per the contract.
+        unsafe { _mm512_stream_ps(p, v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn transpose8(src: *const f32, ls: usize, dst: *mut f32, ld: usize) {
+        // Eight entries are a 256-bit vector: pairs, then quadruples within 128-bit
+        // lanes, then the lanes themselves.
+        // SAFETY: per the contract.
+        unsafe {
+            macro_rules! r {
+                ($q:expr) => {
+                    _mm256_loadu_ps(src.add($q * ls))
+                };
+            }
+            let (r0, r1, r2, r3) = (r!(0), r!(1), r!(2), r!(3));
+            let (r4, r5, r6, r7) = (r!(4), r!(5), r!(6), r!(7));
+            let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
+            let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
+            let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
+            let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
+            let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+            let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+            let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+            let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+            macro_rules! w {
+                ($t:expr, $v:expr) => {
+                    _mm256_storeu_ps(dst.add($t * ld), $v)
+                };
+            }
+            w!(0, _mm256_permute2f128_ps::<0x20>(s0, s4));
+            w!(1, _mm256_permute2f128_ps::<0x20>(s1, s5));
+            w!(2, _mm256_permute2f128_ps::<0x20>(s2, s6));
+            w!(3, _mm256_permute2f128_ps::<0x20>(s3, s7));
+            w!(4, _mm256_permute2f128_ps::<0x31>(s0, s4));
+            w!(5, _mm256_permute2f128_ps::<0x31>(s1, s5));
+            w!(6, _mm256_permute2f128_ps::<0x31>(s2, s6));
+            w!(7, _mm256_permute2f128_ps::<0x31>(s3, s7));
+        }
+    }
 }
 
 /// `y = alpha * acc + beta * y` on `n` lanes (`n == L`: all), not reading y when beta = 0
@@ -184,10 +288,14 @@ unsafe fn put<V: SpmmScalar>(y: *mut V, acc: V::V, n: usize, d: &Dense<V>) {
             };
             r = V::vadd(r, V::vmul(V::splat(d.beta), old));
         }
-        if n == V::L {
-            V::store(y, r)
-        } else {
+        if n != V::L {
             V::store_n(y, r, n)
+        } else if d.stream && (y as usize).is_multiple_of(64) {
+            // beta = 0 (`stream` is set only then) and Y too large to stay in cache: no
+            // read-for-ownership of the line. The kernel ends with `_mm_sfence`.
+            V::stream(y, r)
+        } else {
+            V::store(y, r)
         }
     }
 }
@@ -313,6 +421,10 @@ pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>>(
         }
         s = e;
     }
+    if d.stream {
+        // Orders the non-temporal stores of `put` before whatever signals this block done.
+        _mm_sfence();
+    }
 }
 
 /// Rows `[lo, hi)`, columns `j0..j0 + w` (`w <= NV * L`) of a column-major Y from a
@@ -344,7 +456,10 @@ pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
     let mut s = a.start(lo);
     let mut i0 = lo;
     while i0 < hi {
-        let nr = RB.min(hi - i0);
+        // Groups start at multiples of RB rows (the first one may be shorter), so that a
+        // full group's run of each column of Y starts where an aligned vector can
+        // (non-temporal stores need 64-byte alignment).
+        let nr = (RB - i0 % RB).min(hi - i0);
         for q in 0..nr {
             let e = a.start(i0 + q + 1);
             // SAFETY: col(p) < x_rows, so the NV * L entries at col * stride are inside
@@ -364,7 +479,33 @@ pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
             }
             s = e;
         }
-        for t in 0..w {
+        let mut t0 = 0;
+        if nr == RB {
+            // Full groups: 8 x 8 blocks of `tmp` transposed in registers, each column's 8
+            // entries then written as one vector (`put`: the scalar `store`'s arithmetic
+            // lane by lane, so the same bits). Lanes past `w` are transposed, not stored.
+            let mut col = [V::ZERO; RB * 8];
+            while t0 < w {
+                // SAFETY: t0 + 8 <= stride (a multiple of 8), so the block lies in tmp's
+                // RB rows; column j0 + t0 + t < j0 + w <= k and rows i0..i0 + 8 <= hi are
+                // inside Y and this thread's.
+                unsafe {
+                    V::transpose8(tmp.as_ptr().add(t0), stride, col.as_mut_ptr(), RB);
+                    for t in 0..RB.min(w - t0) {
+                        let c = col.as_ptr().add(t * RB);
+                        let y = d.y.at((j0 + t0 + t) * d.ldy + i0);
+                        let v = if RB == V::L {
+                            V::load(c)
+                        } else {
+                            V::load_n(c, RB)
+                        };
+                        put(y, v, RB, d);
+                    }
+                }
+                t0 += RB;
+            }
+        }
+        for t in t0..w {
             // SAFETY: (j0 + t) * ldy + i0 + q is inside Y for t < w, i0 + q < hi <= nrows;
             // the rows are this thread's. tmp index q * stride + t < RB * 64.
             unsafe {
@@ -380,5 +521,66 @@ pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
             }
         }
         i0 += nr;
+    }
+    if d.stream {
+        // As in `rowmajor`.
+        _mm_sfence();
+    }
+}
+
+/// Rows `[c0, c0 + rows)` of X's columns `j0..j0 + w` into `out` (rows x stride,
+/// row-major): 8 x 8 blocks transposed in registers (`transpose8`), the last `w % 8`
+/// columns and `rows % 8` rows entry by entry. Blocks of 32 rows: each column is read as
+/// a contiguous run of 4 cache lines while the block's rows of `out` stay in L1.
+///
+/// # Safety
+/// AVX-512F; X holds `d`'s shape, `j0 + w <= k`, `c0 + rows <= x_rows`,
+/// `out.len() >= rows * stride` and `w <= stride`.
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+pub(crate) unsafe fn pack_panel<V: SpmmScalar>(
+    d: &Dense<V>,
+    j0: usize,
+    w: usize,
+    c0: usize,
+    rows: usize,
+    stride: usize,
+    out: &mut [V],
+) {
+    const B: usize = 32;
+    debug_assert!(out.len() >= rows * stride && w <= stride);
+    let o = out.as_mut_ptr();
+    let x = d.x.as_ptr();
+    let w8 = w & !7;
+    let mut r0 = 0;
+    while r0 < rows {
+        let n = B.min(rows - r0);
+        let n8 = n & !7;
+        // SAFETY (all reads and writes below): column j0 + t < k of X holds x_rows >=
+        // c0 + rows entries from (j0 + t) * ldx; out's row r < rows holds stride >= w
+        // entries from r * stride.
+        unsafe {
+            let mut t = 0;
+            while t < w8 {
+                let src = x.add((j0 + t) * d.ldx + c0 + r0);
+                let mut q = 0;
+                while q < n8 {
+                    V::transpose8(src.add(q), d.ldx, o.add((r0 + q) * stride + t), stride);
+                    q += 8;
+                }
+                for q in n8..n {
+                    for u in 0..8 {
+                        *o.add((r0 + q) * stride + t + u) = *src.add(u * d.ldx + q);
+                    }
+                }
+                t += 8;
+            }
+            for t in w8..w {
+                let src = x.add((j0 + t) * d.ldx + c0 + r0);
+                for q in 0..n {
+                    *o.add((r0 + q) * stride + t) = *src.add(q);
+                }
+            }
+        }
+        r0 += n;
     }
 }

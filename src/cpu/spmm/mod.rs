@@ -179,6 +179,9 @@ pub(crate) struct Dense<'a, V> {
     pub ldy: usize,
     /// A was validated in full (against `x_rows`) during this call: blocks need no check.
     pub a_checked: bool,
+    /// Full, 64-byte aligned vectors of Y may be written with non-temporal stores (AVX-512
+    /// kernels): beta = 0 and Y larger than `STREAM_Y_BYTES`.
+    pub stream: bool,
 }
 
 /// Buffers for the packed panel of X, one per value type (see `run`).
@@ -193,6 +196,13 @@ pub struct PackScratch {
 #[doc(hidden)]
 pub static SCATTER_BYTES: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(1 << 20);
+
+/// Bytes of Y from which a product with beta = 0 writes Y's full aligned vectors with
+/// non-temporal stores (AVX-512 kernels): Y then cannot stay in the last-level cache (32
+/// MiB here, shared with A and X) anyway, and a normal store first reads the line it
+/// overwrites, one more pass over Y. Settable for tests; the results are the same bits.
+#[doc(hidden)]
+pub static STREAM_Y_BYTES: AtomicUsize = AtomicUsize::new(16 << 20);
 
 /// The shapes of one product, for `run`.
 pub struct Problem<'a, V> {
@@ -352,6 +362,11 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         },
         ldy: p.ldy,
         a_checked: p.a_checked,
+        stream: isa == Isa::Avx512
+            && p.beta == V::ZERO
+            && m.saturating_mul(p.k)
+                .saturating_mul(std::mem::size_of::<V>())
+                >= STREAM_Y_BYTES.load(Ordering::Relaxed),
     };
     assert!(
         dense_len(p.layout, m, p.k, p.ldy) == Some(p.y.len()),
@@ -429,7 +444,10 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
             // [c0 * stride, (c0 + rows) * stride) of `buf`; no other part touches them.
             let out =
                 unsafe { std::slice::from_raw_parts_mut(packed.at(c0 * stride), rows * stride) };
-            pack_panel(d, j0, w, c0, rows, stride, out);
+            assert!(out.len() >= rows * stride && w <= stride);
+            // SAFETY: the AVX-512 path (checked in `run`); j0 + w <= k, c0 + rows <=
+            // x_rows and out's size asserted just above.
+            unsafe { avx512::pack_panel(d, j0, w, c0, rows, stride, out) };
         };
         let pack_parts = x_rows.div_ceil(PACK_ROWS);
         for_each_part(pool, if parts > 1 { threads } else { 1 }, pack_parts, &pack);
@@ -463,37 +481,6 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
         };
         for_each_part(pool, threads, parts, &panel);
         j0 += w;
-    }
-}
-
-/// Rows `[c0, c0 + rows)` of X's columns `j0..j0 + w` into `out` (rows x stride, row-major).
-/// Blocks of 32 rows: each column is read as a contiguous run while the block's rows of
-/// `out` (at most 32 x 64 entries) stay in L1.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn pack_panel<V: SpmmScalar>(
-    d: &Dense<V>,
-    j0: usize,
-    w: usize,
-    c0: usize,
-    rows: usize,
-    stride: usize,
-    out: &mut [V],
-) {
-    const B: usize = 32;
-    assert!(out.len() >= rows * stride && w <= stride);
-    let o = out.as_mut_ptr();
-    let mut r0 = 0;
-    while r0 < rows {
-        let n = B.min(rows - r0);
-        for t in 0..w {
-            let col = &d.x[(j0 + t) * d.ldx + c0 + r0..][..n];
-            for (q, &v) in col.iter().enumerate() {
-                // SAFETY: (r0 + q) * stride + t < rows * stride <= out.len() (asserted).
-                unsafe { *o.add((r0 + q) * stride + t) = v };
-            }
-        }
-        r0 += n;
     }
 }
 
