@@ -1240,6 +1240,7 @@ fn reuse_pull_patterns_match_fresh_products() {
             }
         }
     }
+}
 
 /// Sorted output of sparse rows over many columns: the dense kernel walks summary levels
 /// of its order bit map (a bit per 64 columns, and one per 4096 when a row's span is over
