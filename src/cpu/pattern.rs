@@ -25,7 +25,7 @@ use crate::csr::CsrRef;
 use crate::types::{Idx, Scalar};
 
 /// Row id of a row without a pattern (push kernel).
-pub(crate) const NO_PATTERN: u32 = u32::MAX;
+pub const NO_PATTERN: u32 = u32::MAX;
 
 /// Rows with more products than this are not given patterns (their lists would be long and
 /// rarely shared).
