@@ -641,7 +641,6 @@ impl PairOp for NumericOp<'_, '_> {
                 && b.ncols().saturating_mul(std::mem::size_of::<V>()) <= REPLAY_MAX_DENSE_BYTES;
             if !replay_ok {
                 cache.col_digests = None;
-                cache.patterns = None;
             }
             let learn = replay_ok && cache.numeric_calls >= 2 && cache.col_digests.is_none();
             let kind = acc_kind(plan.numeric_alg);
@@ -650,7 +649,6 @@ impl PairOp for NumericOp<'_, '_> {
                 ($c:expr) => {{
                     let c = $c;
                     if let Some(digests) = cache.col_digests.as_deref() {
-                        let patterns = cache.patterns.as_ref();
                         let r = gustavson::replay(
                             &h.workspace,
                             kind,
@@ -661,7 +659,6 @@ impl PairOp for NumericOp<'_, '_> {
                             plan.max_row_nnz,
                             plan.sorted,
                             digests,
-                            patterns,
                             base,
                             c,
                             vals,
@@ -686,18 +683,6 @@ impl PairOp for NumericOp<'_, '_> {
                     if learn {
                         cache.col_digests =
                             Some(gustavson::chunk_digests(&plan.chunks, &plan.row_ptr, c));
-                        // Structure only: learnt from the columns just written, so
-                        // the learning call may be a structure-only one.
-                        {
-                            cache.patterns = crate::cpu::pattern::build::<O, I, V, _>(
-                                &a,
-                                &b,
-                                &plan.chunks,
-                                &plan.row_ptr,
-                                base,
-                                c,
-                            );
-                        }
                     }
                     Ok(())
                 }};

@@ -78,9 +78,6 @@ pub struct ReuseCache {
     pub numeric_calls: usize,
     /// Digest of each chunk's columns of C (see `cpu::gustavson::chunk_digests`).
     pub col_digests: Option<Vec<u64>>,
-    /// Row patterns of C for the replay's pull kernel (see `cpu::pattern`), learnt with the
-    /// digests; None when no chunk has rows of a shared shape.
-    pub patterns: Option<crate::cpu::pattern::RowPatterns>,
     /// Chunks the replay kernel ran, and chunks it found changed and computed afresh
     /// (counters for tests and reports).
     pub replayed_chunks: usize,
@@ -91,7 +88,6 @@ impl ReuseCache {
     /// Bytes the cache holds.
     pub fn bytes(&self) -> usize {
         self.col_digests.as_ref().map_or(0, |c| c.len() * 8)
-            + self.patterns.as_ref().map_or(0, |p| p.bytes())
     }
 }
 

@@ -9,9 +9,8 @@ use rayon::prelude::*;
 use crate::cpu::accum::Accumulator;
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::dense;
-use crate::cpu::pattern::{ChunkPatterns, RowPatterns};
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
-use crate::cpu::workspace::{ReplayScratch, WorkspacePool};
+use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
 use crate::error::{Result, Status, err};
 use crate::types::{Idx, Scalar};
@@ -347,9 +346,7 @@ pub fn chunk_digests<J: Idx>(chunks: &[usize], row_ptr: &[usize], cols: &[J]) ->
 /// columns of C); if not, the values written are garbage and `dense` must be reset.
 #[allow(clippy::too_many_arguments)]
 fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
-    scratch: &mut ReplayScratch<V>,
-    k: usize,
-    pats: Option<&ChunkPatterns>,
+    dense: &mut [V],
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
     rows: std::ops::Range<usize>,
@@ -360,39 +357,13 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     want: u64,
 ) -> bool {
     let off0 = row_ptr[rows.start];
-    let r0 = rows.start;
     let (Some(vals), Some(av), Some(bv)) = (vals, a.values(), b.values()) else {
         return rows_digest(cols, row_ptr, rows) == want;
     };
-    let ReplayScratch {
-        dense,
-        a_vals,
-        b_start,
-    } = scratch;
-    let dense = &mut dense[..k];
     let neg0 = V::NEG_ZERO;
     let mut digest = ColDigest::at(off0);
     let mut in_range = true;
     for i in rows {
-        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
-        if let Some(pat) = pats.and_then(|p| p.get(i - r0)) {
-            // Pull (see `cpu::pattern`): the row's shape is known, C's columns are only
-            // checked (the digest below), not read to place values.
-            let ar = a.row_range(i);
-            if pat.na == ar.len() && pat.len() == e - s {
-                a_vals.clear();
-                b_start.clear();
-                for p in ar {
-                    a_vals.push(av[p]);
-                    b_start.push(b.row_range(a.col(p)).start);
-                }
-                pat.apply(a_vals, b_start, bv, &mut vals[s..e]);
-                digest.extend(&cols[s..e]);
-                continue;
-            }
-            // A shape other than the plan's: impossible while the digests of A and B match.
-            in_range = false;
-        }
         for p in a.row_range(i) {
             let aij = av[p];
             let r = b.row_range(a.col(p));
@@ -400,6 +371,7 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
                 dense[cq.to_usize().wrapping_sub(b.base())] += aij * bq;
             }
         }
+        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         let row = &cols[s..e];
         for (dv, &c) in vals[s..e].iter_mut().zip(row) {
             match dense.get_mut(c.to_usize().wrapping_sub(c_base)) {
@@ -442,7 +414,6 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     max_row_nnz: usize,
     sorted: bool,
     digests: &[u64],
-    patterns: Option<&RowPatterns>,
     c_base: usize,
     cols: &mut [J],
     vals: Option<&mut [V]>,
@@ -451,47 +422,22 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     let with_values = vals.is_some();
     let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
     let refilled = std::sync::atomic::AtomicUsize::new(0);
-    let no_patterns: Vec<Option<ChunkPatterns>> = Vec::new();
-    let chunk_patterns = patterns.map_or(&no_patterns, |p| &p.chunks);
     col_pieces
         .into_par_iter()
         .zip(val_pieces)
         .zip(digests)
         .zip(chunks.par_windows(2))
-        .enumerate()
-        .try_for_each(|(ci, (((cp, mut vp), &want), w))| {
+        .try_for_each(|(((cp, mut vp), &want), w)| {
             pool.with(|ws| {
                 let rows = w[0]..w[1];
                 if with_values {
-                    let scratch = ws.replay::<V>();
-                    if scratch.dense.len() < k {
-                        crate::alloc::try_grow(
-                            &mut scratch.dense,
-                            k,
-                            V::NEG_ZERO,
-                            "replay value array",
-                        )?;
+                    let dense = ws.replay::<V>();
+                    if dense.len() < k {
+                        crate::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
                     }
-                    let pats = chunk_patterns.get(ci).and_then(Option::as_ref);
-                    if pats.is_some() {
-                        let widest = rows.clone().map(|i| a.row_len(i)).max().unwrap_or(0);
-                        if scratch.a_vals.capacity() < widest {
-                            crate::alloc::try_reserve(
-                                &mut scratch.a_vals,
-                                widest,
-                                "replay row of A",
-                            )?;
-                            crate::alloc::try_reserve(
-                                &mut scratch.b_start,
-                                widest,
-                                "replay row of A",
-                            )?;
-                        }
-                    }
+                    let dense = &mut dense[..k];
                     let ok = replay_rows(
-                        scratch,
-                        k,
-                        pats,
+                        dense,
                         a,
                         b,
                         rows.clone(),
@@ -504,7 +450,7 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                     if ok {
                         return Ok(());
                     }
-                    scratch.dense[..k].fill(V::NEG_ZERO);
+                    dense.fill(V::NEG_ZERO);
                 } else if rows_digest(cp, row_ptr, rows.clone()) == want {
                     return Ok(());
                 }

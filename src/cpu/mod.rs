@@ -7,7 +7,6 @@ pub mod compress;
 pub mod dense;
 pub mod gustavson;
 pub mod partition;
-pub mod pattern;
 pub mod sort;
 pub mod spmm;
 pub mod symbolic;

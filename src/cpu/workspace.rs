@@ -30,17 +30,8 @@ struct Numeric<V: Scalar> {
     dense_rows: DenseRows<V>,
     linked: LinkedAcc<V>,
     probe: ProbeAcc<V>,
-    replay: ReplayScratch<V>,
-}
-
-/// Per-worker arrays of the replay kernel.
-#[derive(Default)]
-pub struct ReplayScratch<V: Scalar> {
-    /// Dense values of the push kernel (all -0.0 between rows).
-    pub dense: Vec<V>,
-    /// Values of A's row and the start of each selected row of B (pull kernel).
-    pub a_vals: Vec<V>,
-    pub b_start: Vec<usize>,
+    /// Dense values of the replay kernel (all -0.0 between rows).
+    replay: Vec<V>,
 }
 
 /// Accumulators of one worker: symbolic (bit sets) and numeric, for both value types.
@@ -71,7 +62,7 @@ impl Workspace {
     pub fn probe<V: Scalar>(&mut self) -> &mut ProbeAcc<V> {
         &mut self.numeric::<V>().probe
     }
-    pub fn replay<V: Scalar>(&mut self) -> &mut ReplayScratch<V> {
+    pub fn replay<V: Scalar>(&mut self) -> &mut Vec<V> {
         &mut self.numeric::<V>().replay
     }
 }
