@@ -437,6 +437,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             a_checked: true,
             pack: None,
             pack_vecs: 0,
+            pack_window: 0,
         };
         on_pool::<V, _>(h, &NoRows(y_rows), k, |t, pool| {
             kern::run(isa, &NoRows(y_rows), p, None, t, pool)
@@ -498,6 +499,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         a_checked,
         pack: None,
         pack_vecs: 0,
+        pack_window: 0,
     };
     match op {
         Op::NonTranspose => {
@@ -530,7 +532,13 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
     bounds: Option<&[usize]>,
 ) {
     let k = p.k;
-    let nv = kern::pack_vecs(isa, rows, p.layout, k, p.x_rows);
+    let mut nv = kern::pack_vecs(isa, rows, p.layout, k, p.x_rows);
+    let mut window = 0;
+    if nv == 0
+        && let Some((v, w)) = kern::window_plan(isa, rows, p.layout, k, p.x_rows)
+    {
+        (nv, window) = (v, w);
+    }
     if nv == 0 {
         on_pool(h, rows, k, |t, pool| {
             kern::run(isa, rows, p, bounds, t, pool)
@@ -539,7 +547,12 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
     }
     let mut guard = h.spmm_pack.lock();
     let buf = V::scratch(&mut guard);
-    let need = kern::pack_len::<V>(p.x_rows, k, nv).unwrap_or(usize::MAX);
+    let need = if window > 0 {
+        kern::window_len::<V>(window, k, nv, h.threads())
+    } else {
+        kern::pack_len::<V>(p.x_rows, k, nv)
+    }
+    .unwrap_or(usize::MAX);
     if buf.len() < need
         && let Ok(v) = crate::alloc::try_filled(need, V::ZERO, "SpMM packed panel")
     {
@@ -553,6 +566,7 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
     let p = Problem {
         pack,
         pack_vecs: nv,
+        pack_window: window,
         ..p
     };
     on_pool(h, rows, k, |t, pool| {

@@ -123,6 +123,13 @@ pub fn main(args: &[String]) -> i32 {
         // A/B switch for the non-temporal stores of Y (library default: Y >= 16 MiB).
         spgemm::cpu::spmm::STREAM_Y_BYTES.store(usize::MAX, std::sync::atomic::Ordering::Relaxed);
     }
+    if let Some(v) = std::env::var("SPGEMM_BENCH_WINDOW_BYTES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        // A/B switch for the column-major window rings (0: off; library default 512 KiB).
+        spgemm::cpu::spmm::WINDOW_BYTES.store(v, std::sync::atomic::Ordering::Relaxed);
+    }
     let mut h = std::ptr::null_mut();
     // SAFETY (all ABI calls below): arguments follow the header's contracts; arrays outlive
     // the descriptors and products that use them.

@@ -431,21 +431,30 @@ pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>>(
 /// packed panel `xp` (X's columns j0.. as x_rows x (NV * L), row-major; lanes past `w` hold
 /// anything and are computed but not stored). One accumulator per vector: each lane sums
 /// the row in storage order with FMA, as `colmajor` does, so the bits are the same.
+/// With `RING`, row c of X is read from row `c & mask` of `xp`, a ring of `mask + 1` (a
+/// power of two) rows that holds the rows these rows of A read (`run_window`); without,
+/// from row c of a panel of all of X's rows (`mask` is then `usize::MAX`, and not applied:
+/// one instruction less per entry).
 ///
 /// # Safety
 /// AVX-512F, AVX-512VL, AVX2 and FMA available; rows `[lo, hi)` passed `check_rows`
-/// against `d.x_rows` (or A was validated in full) and `xp` holds `d.x_rows * NV * L`
-/// entries; Y holds `d`'s shapes and `j0 + w <= k`; the rows are this thread's.
+/// against `d.x_rows` (or A was validated in full) and `xp` holds `min(d.x_rows, mask +
+/// 1) * NV * L` entries (asserted); Y holds `d`'s shapes and `j0 + w <= k`; the rows are
+/// this thread's.
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
+pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize, const RING: bool>(
     a: &R,
     lo: usize,
     hi: usize,
     xp: &[V],
+    mask: usize,
     j0: usize,
     w: usize,
     d: &Dense<V>,
 ) {
+    let mask = if RING { mask } else { usize::MAX };
+    assert!(xp.len() >= d.x_rows.min(mask.saturating_add(1)) * NV * V::L);
     // Rows are computed in groups of RB into `tmp` (row-major, L1) and then written out
     // column by column, RB consecutive entries of each of Y's columns at a time: whole
     // cache lines instead of one entry per column and row.
@@ -462,13 +471,15 @@ pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
         let nr = (RB - i0 % RB).min(hi - i0);
         for q in 0..nr {
             let e = a.start(i0 + q + 1);
-            // SAFETY: col(p) < x_rows, so the NV * L entries at col * stride are inside
-            // `xp`; tmp holds RB * 64 >= RB * NV * L entries.
+            // SAFETY: col(p) < x_rows and col & mask <= mask, so the NV * L entries at
+            // (col & mask) * stride are inside `xp` (asserted above); tmp holds RB * 64 >=
+            // RB * NV * L entries.
             unsafe {
                 let mut acc = [V::zero(); NV];
                 for p in s..e {
                     let v = V::splat(a.val(p));
-                    let xr = x.add(a.col(p) * stride);
+                    let c = if RING { a.col(p) & mask } else { a.col(p) };
+                    let xr = x.add(c * stride);
                     for (r, acc) in acc.iter_mut().enumerate() {
                         *acc = V::fma(v, V::load(xr.add(r * V::L)), *acc);
                     }

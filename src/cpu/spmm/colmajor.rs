@@ -60,23 +60,40 @@ pub(crate) unsafe fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
     hi: usize,
     d: &Dense<V>,
 ) {
-    let k = d.k;
-    let mut j0 = 0;
-    // SAFETY: forwarded contract; every group ends at or before column k.
+    // SAFETY: forwarded contract, all k columns.
+    unsafe { cols::<V, R, FMA>(a, lo, hi, 0, d.k, d) }
+}
+
+/// Rows `[lo, hi)`, columns `j0..j0 + w` of Y.
+///
+/// # Safety
+/// As for `rows`, and `j0 + w <= k`.
+#[inline(always)]
+pub(crate) unsafe fn cols<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    j0: usize,
+    w: usize,
+    d: &Dense<V>,
+) {
+    let end = j0 + w;
+    let mut j0 = j0;
+    // SAFETY: forwarded contract; every group ends at or before column end <= k.
     unsafe {
-        while k - j0 >= 8 {
+        while end - j0 >= 8 {
             group::<V, R, 8, FMA>(a, lo, hi, j0, d);
             j0 += 8;
         }
-        if k - j0 >= 4 {
+        if end - j0 >= 4 {
             group::<V, R, 4, FMA>(a, lo, hi, j0, d);
             j0 += 4;
         }
-        if k - j0 >= 2 {
+        if end - j0 >= 2 {
             group::<V, R, 2, FMA>(a, lo, hi, j0, d);
             j0 += 2;
         }
-        if k - j0 >= 1 {
+        if end - j0 >= 1 {
             group::<V, R, 1, FMA>(a, lo, hi, j0, d);
         }
     }

@@ -223,8 +223,12 @@ pub struct Problem<'a, V> {
     /// Scratch of at least `pack_len(x_rows, k, pack_vecs)` entries for the packed
     /// column-major path (AVX-512, see `pack_vecs`), or `None` (that path is then not taken).
     pub pack: Option<&'a mut [V]>,
-    /// Vectors of columns per packed panel, from `pack_vecs` (0: direct kernels).
+    /// Vectors of columns per packed panel, from `pack_vecs` or `window_plan` (0: direct
+    /// kernels).
     pub pack_vecs: usize,
+    /// Rows of the ring each part packs X's window into (`window_plan`), or 0 when X is
+    /// packed whole (`pack_vecs`). `pack` then holds `window_len` entries.
+    pub pack_window: usize,
 }
 
 /// Entries needed by a dense operand of `rows` x `k` with leading dimension `ld`, or `None`
@@ -379,10 +383,29 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         && d.k >= 2
         && d.alpha != V::ZERO
         && p.pack_vecs > 0
-        && pack_len::<V>(x_rows, d.k, p.pack_vecs).is_some_and(|n| buf.len() >= n)
     {
-        run_packed(a, &d, buf, p.pack_vecs, bounds, threads, pool);
-        return;
+        if p.pack_window == 0
+            && pack_len::<V>(x_rows, d.k, p.pack_vecs).is_some_and(|n| buf.len() >= n)
+        {
+            run_packed(a, &d, buf, p.pack_vecs, bounds, threads, pool);
+            return;
+        }
+        if p.pack_window.is_power_of_two()
+            && window_len::<V>(p.pack_window, d.k, p.pack_vecs, threads)
+                .is_some_and(|n| buf.len() >= n)
+        {
+            run_window(
+                a,
+                &d,
+                buf,
+                p.pack_vecs,
+                p.pack_window,
+                bounds,
+                threads,
+                pool,
+            );
+            return;
+        }
     }
     match bounds {
         Some(b) if threads > 1 && b.len() > 2 => {
@@ -470,10 +493,10 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
                 // w <= k.
                 unsafe {
                     match nv {
-                        1 => avx512::packed::<V, R, 1>(a, b0, b1, xp, j0, w, d),
-                        2 => avx512::packed::<V, R, 2>(a, b0, b1, xp, j0, w, d),
-                        3 => avx512::packed::<V, R, 3>(a, b0, b1, xp, j0, w, d),
-                        _ => avx512::packed::<V, R, 4>(a, b0, b1, xp, j0, w, d),
+                        1 => avx512::packed::<V, R, 1, false>(a, b0, b1, xp, usize::MAX, j0, w, d),
+                        2 => avx512::packed::<V, R, 2, false>(a, b0, b1, xp, usize::MAX, j0, w, d),
+                        3 => avx512::packed::<V, R, 3, false>(a, b0, b1, xp, usize::MAX, j0, w, d),
+                        _ => avx512::packed::<V, R, 4, false>(a, b0, b1, xp, usize::MAX, j0, w, d),
                     }
                 }
                 b0 = b1;
@@ -482,6 +505,253 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
         for_each_part(pool, threads, parts, &panel);
         j0 += w;
     }
+}
+
+/// Column-major product through rings of packed rows of X (AVX-512), for inputs whose
+/// rows of A read a narrow, sliding window of X's rows (banded, 2-D and small 3-D
+/// stencils): the direct kernel's one scalar FMA per column and entry becomes NV vector
+/// FMAs, as in `run_packed`, without packing all of X first (that adds two passes over X
+/// to a product that streams X once). Each part, for each panel of `nv` vectors of
+/// columns, packs into a ring of `ring` rows (a power of two; row c of X in slot c mod
+/// ring) the rows of X its blocks of A read, as the blocks advance (`window_part`); a block
+/// whose columns span more than the ring is computed by the direct kernel, which gives the
+/// same bits (each lane summed in storage order with FMA). A ring per running part, from
+/// `buf` (`window_len`): slots claimed from a bit mask, at most `threads + 1` at once (the
+/// caller and `threads` helpers, `for_each_part`).
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+fn run_window<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    d: &Dense<V>,
+    buf: &mut [V],
+    nv: usize,
+    ring: usize,
+    bounds: Option<&[usize]>,
+    threads: usize,
+    pool: Option<&rayon::ThreadPool>,
+) {
+    use std::sync::atomic::AtomicU64;
+    let parts = match bounds {
+        Some(b) if threads > 1 && b.len() > 2 => b.len() - 1,
+        _ => chunk_count(a, d.k, threads),
+    };
+    let range = |c: usize| match bounds {
+        Some(b) if threads > 1 && b.len() > 2 => (b[c], b[c + 1]),
+        _ => chunk_bounds(a, c, parts),
+    };
+    let nv = nv.clamp(1, 4).min(d.k.div_ceil(V::L));
+    let slot_len = ring * nv * V::L;
+    let slots = threads + 1;
+    assert!(
+        ring.is_power_of_two() && slots <= 64 && buf.len() >= slots * slot_len,
+        "pack ring scratch too small"
+    );
+    let rings = YPtr {
+        ptr: buf.as_mut_ptr(),
+        len: slots * slot_len,
+    };
+    let busy = AtomicU64::new(0);
+    let part = |c: usize| {
+        let (lo, hi) = range(c);
+        let slot = loop {
+            let cur = busy.load(Ordering::Acquire);
+            let free = (!cur).trailing_zeros() as usize;
+            assert!(free < slots, "more parts running than ring slots");
+            if busy
+                .compare_exchange(cur, cur | (1 << free), Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                break free;
+            }
+        };
+        // SAFETY: slot `slot` (entries [slot * slot_len, (slot + 1) * slot_len) of `buf`,
+        // inside it as asserted) is this part's until released below: claimed in `busy`.
+        let r = unsafe { std::slice::from_raw_parts_mut(rings.at(slot * slot_len), slot_len) };
+        // SAFETY: the AVX-512 path (checked in `run`); r holds ring * nv * L entries.
+        unsafe { window_part(a, d, lo, hi, r, ring, nv) };
+        busy.fetch_and(!(1u64 << slot), Ordering::Release);
+    };
+    for_each_part(pool, threads, parts, &part);
+}
+
+/// Rows `[lo, hi)` of Y through `ring` (see `run_window`).
+///
+/// # Safety
+/// AVX-512F, AVX-512VL, AVX2 and FMA available; `ring` (a power of two) rows of `nv * L`
+/// entries in `r`; X and Y hold `d`'s shapes (checked in `run`); the rows are this
+/// thread's.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn window_part<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    d: &Dense<V>,
+    lo: usize,
+    hi: usize,
+    r: &mut [V],
+    ring: usize,
+    nv: usize,
+) {
+    let stride = nv * V::L;
+    assert!(ring.is_power_of_two() && r.len() >= ring * stride);
+    let mask = ring - 1;
+    let mut j0 = 0;
+    while j0 < d.k {
+        let w = stride.min(d.k - j0);
+        // The ring holds X's rows [plo, phi), phi - plo <= ring (none while `empty`).
+        let (mut plo, mut phi, mut empty) = (0usize, 0usize, true);
+        let mut b0 = lo;
+        while b0 < hi {
+            let b1 = block_end(a, b0, hi, BLOCK_NNZ);
+            // Checked in the first panel only (as in `run_packed`).
+            if !d.a_checked && j0 == 0 {
+                a.check_rows(b0, b1, d.x_rows);
+            }
+            let (mut mn, mut mx) = (usize::MAX, 0);
+            for p in a.start(b0)..a.start(b1) {
+                // SAFETY: p lies in rows [b0, b1), checked (or A validated in full).
+                let c = unsafe { a.col(p) };
+                mn = mn.min(c);
+                mx = mx.max(c);
+            }
+            if mn <= mx && mx - mn >= ring {
+                // SAFETY: rows [b0, b1) checked; columns j0 + w <= k; the rows are ours.
+                unsafe { colmajor::cols::<V, R, true>(a, b0, b1, j0, w, d) };
+                b0 = b1;
+                continue;
+            }
+            if mn <= mx {
+                if empty || mn < plo || mn > phi {
+                    // A fresh window (first block, a jump back or past the ring's rows).
+                    // SAFETY: mx < x_rows (checked); mx + 1 - mn <= ring.
+                    unsafe { fill_ring(d, r, mask, j0, w, stride, mn, mx + 1) };
+                    (plo, phi, empty) = (mn, mx + 1, false);
+                } else if mx >= phi {
+                    // Slides forward: rows [phi, mx] join, the oldest leave; mx + 1 - ring
+                    // <= mn, so the block's rows stay.
+                    // SAFETY: as above, mx + 1 - phi <= mx + 1 - mn <= ring.
+                    unsafe { fill_ring(d, r, mask, j0, w, stride, phi, mx + 1) };
+                    phi = mx + 1;
+                    plo = plo.max(phi - ring.min(phi));
+                }
+            }
+            // SAFETY: rows [b0, b1) checked; every column they read lies in [plo, phi)
+            // (or there is none), which the ring holds at col & mask; r holds ring *
+            // stride entries (asserted in `packed` too); j0 + w <= k.
+            unsafe {
+                match nv {
+                    1 => avx512::packed::<V, R, 1, true>(a, b0, b1, r, mask, j0, w, d),
+                    2 => avx512::packed::<V, R, 2, true>(a, b0, b1, r, mask, j0, w, d),
+                    3 => avx512::packed::<V, R, 3, true>(a, b0, b1, r, mask, j0, w, d),
+                    _ => avx512::packed::<V, R, 4, true>(a, b0, b1, r, mask, j0, w, d),
+                }
+            }
+            b0 = b1;
+        }
+        j0 += w;
+    }
+}
+
+/// X's rows `[r0, r1)`, columns `j0..j0 + w`, into their ring slots (row c at `c & mask`).
+///
+/// # Safety
+/// AVX-512F; `r1 <= x_rows`, `r1 - r0 <= mask + 1`, `r` holds `(mask + 1) * stride`
+/// entries, `j0 + w <= k`, `w <= stride`.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn fill_ring<V: SpmmScalar>(
+    d: &Dense<V>,
+    r: &mut [V],
+    mask: usize,
+    j0: usize,
+    w: usize,
+    stride: usize,
+    r0: usize,
+    r1: usize,
+) {
+    let mut c = r0;
+    while c < r1 {
+        let slot = c & mask;
+        let n = (r1 - c).min(mask + 1 - slot);
+        let out = &mut r[slot * stride..(slot + n) * stride];
+        // SAFETY: per the contract; out holds n * stride entries (slice bounds checked).
+        unsafe { avx512::pack_panel(d, j0, w, c, n, stride, out) };
+        c += n;
+    }
+}
+
+/// Entries of scratch `run_window` needs: `threads + 1` rings of `ring` rows of the
+/// panel's width (`pack_len`'s), or `None` on overflow.
+pub fn window_len<V: SpmmScalar>(
+    ring: usize,
+    k: usize,
+    nv: usize,
+    threads: usize,
+) -> Option<usize> {
+    pack_len::<V>(ring, k, nv)?.checked_mul(threads.checked_add(1)?)
+}
+
+/// Bytes one ring of `run_window` may take: about L2 (1 MiB here). sa_poisson_A (60^3
+/// 7-point, a window of 7500 rows: ring 8192) k = 16..128 measured fastest with panels of
+/// two vectors in a 1 MiB ring, ahead of one vector in 512 KiB and of the direct kernel.
+/// Settable for tests (0 turns the rings off).
+#[doc(hidden)]
+pub static WINDOW_BYTES: AtomicUsize = AtomicUsize::new(1 << 20);
+
+/// Bytes a column group's (8 columns) window of X must span for `run_window`: below it the
+/// direct kernel reads the window from L1 and keeps up (banded_500k_7, 300 rows, 19 KiB:
+/// the rings were 5-10% slower at k = 16..128), above it the direct kernel's scalar loads
+/// wait on L2 (sa_poisson_A: 480 KiB, the rings 1.3-1.5x faster). Settable for tests.
+#[doc(hidden)]
+pub static WINDOW_MIN_BYTES: AtomicUsize = AtomicUsize::new(64 << 10);
+
+/// Panel vectors and ring rows for `run_window` (column-major, AVX-512, k >= `PACK_MIN_K`,
+/// when `pack_vecs` gives 0), or `None` for the direct kernels. The ring is sized from the
+/// span of X's rows that a block of A in the middle of the matrix reads (plus 64 rows),
+/// at panels of up to `PANEL_VECS` vectors so that it fits `WINDOW_BYTES`.
+pub fn window_plan<V: SpmmScalar, R: SparseRows<V>>(
+    isa: Isa,
+    a: &R,
+    layout: Layout,
+    k: usize,
+    x_rows: usize,
+) -> Option<(usize, usize)> {
+    if !cfg!(target_arch = "x86_64")
+        || isa != Isa::Avx512
+        || layout != Layout::ColMajor
+        || k < PACK_MIN_K.load(Ordering::Relaxed).max(2)
+    {
+        return None;
+    }
+    let m = a.nrows();
+    let lo = m / 2;
+    if lo >= m {
+        return None;
+    }
+    let e = block_end(a, lo, m, BLOCK_NNZ);
+    a.check_rows(lo, e, x_rows);
+    let (mut mn, mut mx) = (usize::MAX, 0);
+    for p in a.start(lo)..a.start(e) {
+        // SAFETY: p lies in rows [lo, e), checked just above.
+        let c = unsafe { a.col(p) };
+        mn = mn.min(c);
+        mx = mx.max(c);
+    }
+    if mn > mx {
+        return None;
+    }
+    let span = mx - mn + 1;
+    if span.saturating_mul(8 * std::mem::size_of::<V>()) < WINDOW_MIN_BYTES.load(Ordering::Relaxed)
+    {
+        return None;
+    }
+    let ring = span.saturating_add(64).checked_next_power_of_two()?;
+    let budget = WINDOW_BYTES.load(Ordering::Relaxed);
+    let max = PANEL_VECS.load(Ordering::Relaxed).clamp(1, 4);
+    let nv = (1..=max)
+        .rev()
+        .find(|&v| ring.saturating_mul(64 * v) <= budget)?;
+    Some((nv, ring))
 }
 
 /// Most vectors of columns per packed panel (`pack_vecs`). Settable for tests.
@@ -628,6 +898,13 @@ pub static PACK_MIN_K: AtomicUsize = AtomicUsize::new(8);
 /// to a product that already streams it).
 const PACK_ROW_NNZ: usize = 10;
 
+/// X has few rows next to Y when `x_rows * PACK_FEW_X_ROWS <= nrows(A)`: packing X then
+/// costs a small fraction of writing Y, and the packed kernel needs NV vector FMAs per
+/// entry of A instead of one scalar FMA per column (the direct kernel's inner loop, where
+/// perf put nearly all the time), plus non-temporal stores of Y when beta = 0.
+/// rect_A_200kx2k (200000 x 2000, 4 entries per row) k = 16: see the commit message.
+const PACK_FEW_X_ROWS: usize = 4;
+
 /// Bytes the packed panel of a scattered product may take: X's reads are random, so the
 /// whole panel should stay in the last-level cache (32 MiB here, shared with A and Y).
 /// er_uniform_200k k = 32: panels of 16 columns (25 MiB) 1.2x slower than panels of 8.
@@ -656,6 +933,7 @@ pub fn pack_vecs<V: SpmmScalar, R: SparseRows<V>>(
     let pack = sc
         || (k >= PACK_MIN_K.load(Ordering::Relaxed)
             && (a.start(m).wrapping_sub(a.start(0)) >= PACK_ROW_NNZ.saturating_mul(m)
+                || x_rows.saturating_mul(PACK_FEW_X_ROWS) <= m
                 || span_exceeds(
                     a,
                     0,
