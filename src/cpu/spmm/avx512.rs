@@ -438,9 +438,9 @@ pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>>(
 ///
 /// # Safety
 /// AVX-512F, AVX-512VL, AVX2 and FMA available; rows `[lo, hi)` passed `check_rows`
-/// against `d.x_rows` (or A was validated in full) and `xp` holds `min(d.x_rows, mask +
-/// 1) * NV * L` entries (asserted); Y holds `d`'s shapes and `j0 + w <= k`; the rows are
-/// this thread's.
+/// against `d.x_rows` (or A was validated in full) and `xp` holds NV * L entries for each
+/// of `min(d.x_rows, mask + 1)` rows (asserted); Y holds `d`'s shapes and `j0 + w <= k`;
+/// the rows are this thread's.
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
 pub(crate) unsafe fn packed<V: SpmmScalar, R: SparseRows<V>, const NV: usize, const RING: bool>(
