@@ -535,6 +535,7 @@ fn run_on<V: DenseValue, R: SparseRows<V>>(
     let mut nv = kern::pack_vecs(isa, rows, p.layout, k, p.x_rows);
     let mut window = 0;
     if nv == 0
+        && h.threads() < 64
         && let Some((v, w)) = kern::window_plan(isa, rows, p.layout, k, p.x_rows)
     {
         (nv, window) = (v, w);

@@ -390,7 +390,10 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
             run_packed(a, &d, buf, p.pack_vecs, bounds, threads, pool);
             return;
         }
+        // The rings' slots are bits of one word (`run_window`); more threads take the
+        // direct kernels.
         if p.pack_window.is_power_of_two()
+            && threads < 64
             && window_len::<V>(p.pack_window, d.k, p.pack_vecs, threads)
                 .is_some_and(|n| buf.len() >= n)
         {
