@@ -32,6 +32,38 @@ pub trait SparseRows<V: Scalar>: Sync {
     /// # Safety
     /// As for `col`.
     unsafe fn val(&self, p: usize) -> V;
+    /// A's own arrays, for kernels that load several entries at once (the AVX-512 SpMV),
+    /// or `None` (the default) where entries are not stored contiguously by row.
+    fn raw(&self) -> Option<RawRows<'_, V>> {
+        None
+    }
+}
+
+/// Column indices as stored, by width (u64 indices are passed as i64: a checked index is
+/// below `x_rows`, far below 2^63, so both read the same value).
+#[derive(Clone, Copy)]
+pub enum RawCols<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+/// Row offsets as stored, by width (u64 passed as i64, as for `RawCols`).
+#[derive(Clone, Copy)]
+pub enum RawOffs<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+/// A as stored: row i's entries are at stored positions `[offs[i], offs[i + 1])`, minus
+/// `base`; entry `p` (0-based, as `SparseRows::start` counts) has column `cols[p] - base`
+/// and value `vals[p]`. Positions of a row that passed `check_rows` are inside both slices
+/// and their columns below `x_rows`.
+#[derive(Clone, Copy)]
+pub struct RawRows<'a, V> {
+    pub offs: RawOffs<'a>,
+    pub cols: RawCols<'a>,
+    pub vals: &'a [V],
+    pub base: usize,
 }
 
 /// A with its values (pattern-only matrices are rejected before this point).
@@ -95,6 +127,38 @@ impl<O: Idx, I: Idx, V: Scalar> SparseRows<V> for CsrRows<'_, O, I, V> {
     unsafe fn val(&self, p: usize) -> V {
         // SAFETY: p < nnz <= vals.len() (`check_rows` bounds offsets by both lengths).
         unsafe { *self.vals.get_unchecked(p) }
+    }
+    #[inline(always)]
+    fn raw(&self) -> Option<RawRows<'_, V>> {
+        use std::any::TypeId;
+        let c = self.csr.col_indices();
+        let id = TypeId::of::<I>();
+        let cols = if id == TypeId::of::<i32>() {
+            // SAFETY: I is i32 (same type, same layout).
+            RawCols::I32(unsafe { std::slice::from_raw_parts(c.as_ptr().cast(), c.len()) })
+        } else if id == TypeId::of::<i64>() || id == TypeId::of::<u64>() {
+            // SAFETY: I is i64, or u64 (same size and alignment; see `RawCols`).
+            RawCols::I64(unsafe { std::slice::from_raw_parts(c.as_ptr().cast(), c.len()) })
+        } else {
+            return None;
+        };
+        let o = self.csr.row_offsets();
+        let id = TypeId::of::<O>();
+        let offs = if id == TypeId::of::<i32>() {
+            // SAFETY: O is i32.
+            RawOffs::I32(unsafe { std::slice::from_raw_parts(o.as_ptr().cast(), o.len()) })
+        } else if id == TypeId::of::<i64>() || id == TypeId::of::<u64>() {
+            // SAFETY: O is i64 or u64 (see `RawOffs`).
+            RawOffs::I64(unsafe { std::slice::from_raw_parts(o.as_ptr().cast(), o.len()) })
+        } else {
+            return None;
+        };
+        Some(RawRows {
+            offs,
+            cols,
+            vals: self.vals,
+            base: self.csr.base(),
+        })
     }
 }
 
