@@ -1249,3 +1249,135 @@ fn window_rings_give_the_direct_kernels_bits() {
         }
     }
 }
+
+#[test]
+fn row_major_inline_checks_give_the_checked_bits() {
+    // With validation off the AVX-512 row-major kernel proves A's rows safe as it reads
+    // them (`SparseRows::inline_limit`) instead of in a pass before: the same bits as with
+    // validation on (blocks checked in full first), for every type and base, k not a
+    // multiple of the vector length, ld > k, beta = 0 over NaN, alpha = 0, any thread count.
+    let mut rng = Rng::new(62);
+    let m = blocky(&mut rng, 300, 500);
+    let on = Handle::new(1).unwrap();
+    let off: Vec<Handle> = [1, 2, 3]
+        .iter()
+        .map(|&t| {
+            let mut h = Handle::new(t).unwrap();
+            h.options.validate = false;
+            h
+        })
+        .collect();
+    for vt in VALUE_TYPES {
+        for ot in OFFSET_TYPES {
+            for it in INDEX_TYPES {
+                for base in [0, 1] {
+                    let a = typed(&m, ot, it, vt, base, true);
+                    for k in [2, 8, 13, 16, 24, 32, 70] {
+                        let pad = k % 3;
+                        let x = Dense::new(m.ncols, k, pad, Layout::RowMajor, &mut rng);
+                        for (alpha, beta) in [(0.5, 0.0), (1.0, 2.0), (0.0, 2.0)] {
+                            let mut y = Dense::new(m.nrows, k, pad, Layout::RowMajor, &mut rng);
+                            if beta == 0.0 {
+                                for r in 0..m.nrows {
+                                    y.set(r, r % k, f64::NAN);
+                                }
+                            }
+                            let what =
+                                format!("{vt:?} {ot:?} {it:?} base {base} k {k} {alpha}/{beta}");
+                            let want =
+                                product(&on, &a, Op::NonTranspose, alpha, &x, beta, &y, None)
+                                    .unwrap();
+                            check(
+                                &want,
+                                &y,
+                                &reference(
+                                    &m,
+                                    Op::NonTranspose,
+                                    alpha,
+                                    &x,
+                                    beta,
+                                    &y,
+                                    round_for(vt),
+                                ),
+                                vt,
+                                &what,
+                            );
+                            for h in &off {
+                                let got =
+                                    product(h, &a, Op::NonTranspose, alpha, &x, beta, &y, None)
+                                        .unwrap();
+                                assert!(
+                                    same_bits(&got, &want),
+                                    "{what}: {} threads, validation off differs",
+                                    h.threads()
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn row_major_inline_checks_catch_bad_structure() {
+    // Validation off, row-major: a column index above X's rows or below the base, a
+    // decreasing offset, a first offset below the base or a last one past the entries,
+    // anywhere in A, gives an error or a panic (a status at the ABI), never a result.
+    let mut rng = Rng::new(63);
+    let m = blocky(&mut rng, 300, 500);
+    let nnz = m.col.len();
+    let mut h = Handle::new(2).unwrap();
+    h.options.validate = false;
+    for ot in OFFSET_TYPES {
+        for it in INDEX_TYPES {
+            for base in [0usize, 1] {
+                let good = || typed(&m, ot, it, ValueType::Float64, base, true);
+                let set_col = |a: &mut Typed, p: usize, v: i64| match &mut a.idx {
+                    Ix::I32(c) => c[p] = v as i32,
+                    Ix::I64(c) => c[p] = v,
+                };
+                let set_off = |a: &mut Typed, i: usize, v: i64| match &mut a.off {
+                    Off::I32(o) => o[i] = v as i32,
+                    Off::I64(o) => o[i] = v,
+                    Off::U64(o) => o[i] = v as u64,
+                };
+                let tail = m.ptr[290];
+                let mut cases: Vec<(&str, Typed)> = Vec::new();
+                let mut a = good();
+                set_col(&mut a, tail, (m.ncols + base) as i64);
+                cases.push(("column past X", a));
+                let mut a = good();
+                set_col(&mut a, tail, base as i64 - 1);
+                cases.push(("column below base", a));
+                let mut a = good();
+                set_off(&mut a, 285, (m.ptr[286] + base + 1) as i64);
+                cases.push(("decreasing offset", a));
+                let mut a = good();
+                set_off(&mut a, m.nrows, (nnz + base + 1) as i64);
+                cases.push(("last offset past the entries", a));
+                if ot != IndexType::SizeT || base == 1 {
+                    let mut a = good();
+                    set_off(&mut a, 0, base as i64 - 1);
+                    cases.push(("first offset below base", a));
+                }
+                for (name, bad) in &cases {
+                    for k in [2, 8, 16, 20, 64] {
+                        let x = Dense::new(m.ncols, k, 1, Layout::RowMajor, &mut rng);
+                        let y = Dense::new(m.nrows, k, 1, Layout::RowMajor, &mut rng);
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            product(&h, bad, Op::NonTranspose, 1.0, &x, 0.0, &y, None)
+                        }));
+                        if let Ok(res) = r {
+                            assert!(
+                                res.is_err(),
+                                "{ot:?} {it:?} base {base}: bad {name} accepted, k {k}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -300,14 +300,45 @@ unsafe fn put<V: SpmmScalar>(y: *mut V, acc: V::V, n: usize, d: &Dense<V>) {
     }
 }
 
+/// Column of entry `p` of row `i`; with `CHECK` (rows proven inline, see
+/// `SparseRows::inline_limit`) a column outside X's rows ends the call (`bad_row`).
+///
+/// # Safety
+/// `p` lies in row `i`, which passed `check_rows` (`!CHECK`) or whose offsets were checked
+/// against `inline_limit` (`CHECK`).
+#[inline(always)]
+unsafe fn col_of<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
+    a: &R,
+    i: usize,
+    p: usize,
+    d: &Dense<V>,
+) -> usize {
+    // SAFETY: per the contract.
+    let c = unsafe { a.col(p) };
+    if CHECK && c >= d.x_rows {
+        bad_row(a, i, d.x_rows);
+    }
+    c
+}
+
+/// Row `i` failed an inline check: `check_rows` on it panics with the message naming the
+/// offset or column index (the ABI boundary turns that into a status).
+#[cold]
+#[inline(never)]
+fn bad_row<V: SpmmScalar, R: SparseRows<V>>(a: &R, i: usize, x_rows: usize) -> ! {
+    a.check_rows(i, i + 1, x_rows);
+    panic!("A: row {i} has offsets or column indices outside A's arrays or X's rows");
+}
+
 /// NV full vectors of row i from column j0.
 ///
 /// # Safety
-/// AVX-512F; entries `[s, e)` are row i's and were checked (`check_rows`); `j0 + NV * L
-/// <= k`; X and Y hold `d`'s shapes (checked in `run`); row i is this thread's.
+/// AVX-512F; entries `[s, e)` are row i's and were checked (`check_rows`, or inline with
+/// `CHECK`: `s <= e <= inline_limit`); `j0 + NV * L <= k`; X and Y hold `d`'s shapes
+/// (checked in `run`); row i is this thread's.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-unsafe fn wide<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
+unsafe fn wide<V: SpmmScalar, R: SparseRows<V>, const NV: usize, const CHECK: bool>(
     a: &R,
     i: usize,
     s: usize,
@@ -315,14 +346,15 @@ unsafe fn wide<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
     j0: usize,
     d: &Dense<V>,
 ) {
-    // SAFETY: col(p) < x_rows for p in [s, e), so col * ldx + j0 + NV * L <= (x_rows - 1)
-    // * ldx + k, X's length; Y's row i holds k >= j0 + NV * L entries.
+    // SAFETY: col(p) < x_rows for p in [s, e) (checked before or by `col_of`), so col *
+    // ldx + j0 + NV * L <= (x_rows - 1) * ldx + k, X's length; Y's row i holds k >= j0 +
+    // NV * L entries.
     unsafe {
         let xb = d.x.as_ptr().add(j0);
         let mut acc = [V::zero(); NV];
         for p in s..e {
             let v = V::splat(a.val(p));
-            let xr = xb.add(a.col(p) * d.ldx);
+            let xr = xb.add(col_of::<V, R, CHECK>(a, i, p, d) * d.ldx);
             for (r, acc) in acc.iter_mut().enumerate() {
                 *acc = V::fma(v, V::load(xr.add(r * V::L)), *acc);
             }
@@ -340,7 +372,7 @@ unsafe fn wide<V: SpmmScalar, R: SparseRows<V>, const NV: usize>(
 /// As for `wide`, with `j0 + n <= k`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-unsafe fn narrow<V: SpmmScalar, R: SparseRows<V>>(
+unsafe fn narrow<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
     a: &R,
     i: usize,
     s: usize,
@@ -352,30 +384,31 @@ unsafe fn narrow<V: SpmmScalar, R: SparseRows<V>>(
     // SAFETY: as in `wide`, for n lanes.
     unsafe {
         let xb = d.x.as_ptr().add(j0);
+        let col = |p: usize| col_of::<V, R, CHECK>(a, i, p, d);
         let (mut a0, mut a1) = (V::zero(), V::zero());
         let mut p = s;
         if n == V::L {
             while p + 2 <= e {
-                let x0 = V::load(xb.add(a.col(p) * d.ldx));
-                let x1 = V::load(xb.add(a.col(p + 1) * d.ldx));
+                let x0 = V::load(xb.add(col(p) * d.ldx));
+                let x1 = V::load(xb.add(col(p + 1) * d.ldx));
                 a0 = V::fma(V::splat(a.val(p)), x0, a0);
                 a1 = V::fma(V::splat(a.val(p + 1)), x1, a1);
                 p += 2;
             }
             if p < e {
-                let x0 = V::load(xb.add(a.col(p) * d.ldx));
+                let x0 = V::load(xb.add(col(p) * d.ldx));
                 a0 = V::fma(V::splat(a.val(p)), x0, a0);
             }
         } else {
             while p + 2 <= e {
-                let x0 = V::load_n(xb.add(a.col(p) * d.ldx), n);
-                let x1 = V::load_n(xb.add(a.col(p + 1) * d.ldx), n);
+                let x0 = V::load_n(xb.add(col(p) * d.ldx), n);
+                let x1 = V::load_n(xb.add(col(p + 1) * d.ldx), n);
                 a0 = V::fma(V::splat(a.val(p)), x0, a0);
                 a1 = V::fma(V::splat(a.val(p + 1)), x1, a1);
                 p += 2;
             }
             if p < e {
-                let x0 = V::load_n(xb.add(a.col(p) * d.ldx), n);
+                let x0 = V::load_n(xb.add(col(p) * d.ldx), n);
                 a0 = V::fma(V::splat(a.val(p)), x0, a0);
             }
         }
@@ -383,40 +416,52 @@ unsafe fn narrow<V: SpmmScalar, R: SparseRows<V>>(
     }
 }
 
-/// Rows `[lo, hi)` of a row-major product with k >= 2.
+/// Rows `[lo, hi)` of a row-major product with k >= 2. With `CHECK` the rows are proven
+/// safe here, row by row and entry by entry (`SparseRows::inline_limit`), instead of by a
+/// `check_rows` pass before the call; a bad row panics before its entries are read.
 ///
 /// # Safety
-/// AVX-512F, AVX-512VL, AVX2 and FMA available; rows `[lo, hi)` passed `check_rows`
-/// against `d.x_rows` (or A was validated in full); X and Y hold `d`'s shapes (checked in
-/// `run`); the rows are this thread's.
+/// AVX-512F, AVX-512VL, AVX2 and FMA available; without `CHECK`, rows `[lo, hi)` passed
+/// `check_rows` against `d.x_rows` (or A was validated in full); with `CHECK`,
+/// `a.inline_limit()` is `Some`; X and Y hold `d`'s shapes (checked in `run`); the rows are
+/// this thread's.
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>>(
+pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
     a: &R,
     lo: usize,
     hi: usize,
     d: &Dense<V>,
 ) {
     let (k, l) = (d.k, V::L);
+    let limit = if CHECK {
+        a.inline_limit().unwrap_or(0)
+    } else {
+        usize::MAX
+    };
     let mut s = a.start(lo);
     for i in lo..hi {
         let e = a.start(i + 1);
+        if CHECK && (e < s || e > limit) {
+            bad_row(a, i, d.x_rows);
+        }
         let mut j0 = 0;
-        // SAFETY: forwarded contract; every block ends at or before column k.
+        // SAFETY: forwarded contract (with CHECK: s <= e <= limit just checked, columns
+        // checked by `col_of`); every block ends at or before column k.
         unsafe {
             while k - j0 >= 4 * l {
-                wide::<V, R, 4>(a, i, s, e, j0, d);
+                wide::<V, R, 4, CHECK>(a, i, s, e, j0, d);
                 j0 += 4 * l;
             }
             if k - j0 >= 2 * l {
-                wide::<V, R, 2>(a, i, s, e, j0, d);
+                wide::<V, R, 2, CHECK>(a, i, s, e, j0, d);
                 j0 += 2 * l;
             }
             if k - j0 >= l {
-                narrow(a, i, s, e, j0, l, d);
+                narrow::<V, R, CHECK>(a, i, s, e, j0, l, d);
                 j0 += l;
             }
             if k > j0 {
-                narrow(a, i, s, e, j0, k - j0, d);
+                narrow::<V, R, CHECK>(a, i, s, e, j0, k - j0, d);
             }
         }
         s = e;

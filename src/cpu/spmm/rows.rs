@@ -21,11 +21,22 @@ pub trait SparseRows<V: Scalar>: Sync {
     /// `x_rows` rows: row offsets non-decreasing and inside the entry arrays, every column
     /// index below `x_rows`. Panics with a message naming the problem otherwise.
     fn check_rows(&self, lo: usize, hi: usize, x_rows: usize);
+    /// `Some(limit)` when positions below `limit` are safe for `col` and `val` as they are:
+    /// a kernel that reads every entry of its rows anyway may then prove them safe inline
+    /// instead of calling `check_rows` (a separate pass over the column indices, about a
+    /// fifth of a row-major product's time on a 7-point stencil at k = 8): it checks
+    /// `start(i) <= start(i + 1) <= limit` for each row before reading the row's entries,
+    /// and each column index (`col`) against X's rows before using it. `None`: only
+    /// `check_rows` proves rows safe.
+    fn inline_limit(&self) -> Option<usize> {
+        None
+    }
     /// Column of the entry at 0-based position `p`.
     ///
     /// # Safety
     /// `start(i) <= p < start(i + 1)` for a row `i` that passed `check_rows` (or for a
-    /// matrix that was validated in full against the same `x_rows`).
+    /// matrix that was validated in full against the same `x_rows`), or `p` below
+    /// `inline_limit()`. Only in the first case is the result known to be below `x_rows`.
     unsafe fn col(&self, p: usize) -> usize;
     /// Value of the entry at position `p`.
     ///
@@ -115,6 +126,11 @@ impl<O: Idx, I: Idx, V: Scalar> SparseRows<V> for CsrRows<'_, O, I, V> {
                 first as usize + p
             );
         }
+    }
+    #[inline(always)]
+    fn inline_limit(&self) -> Option<usize> {
+        // `col` reads col_indices[p] and `val` vals[p]: both in bounds below this.
+        Some(self.csr.nnz().min(self.vals.len()))
     }
     #[inline(always)]
     unsafe fn col(&self, p: usize) -> usize {
