@@ -114,6 +114,7 @@ fn run<O: Idx, I: Idx, V: SpmmScalar>(
         a_checked: false,
         pack: None,
         pack_vecs: 0,
+        pack_window: 0,
     };
     pool.install(|| {
         if generic {
