@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """SpMM report: JSON lines from scripts/bench_spmm.sh -> docs/PERFORMANCE_SPMM.md.
 
-usage: report_spmm.py RESULTS.jsonl [OUT.md] [--cmd "command"] [--note "text"]...
+usage: report_spmm.py RESULTS.jsonl [RESULTS2.jsonl ...] [OUT.md] [--cmd "command"] [--note "text"]...
+
+With several result files (trials of the same benchmark at different times), each library's
+configuration counts with its best median over the trials, for MKL and libspgemm alike, and
+STREAM with its best figure: on this shared machine single medians move by up to 1.5x between
+runs, and the best of several trials is the figure least disturbed by foreign work.
 
 For every (matrix, layout, k): GFLOP/s and GB/s of MKL (mm, mm_opt) and libspgemm (mm, mm_opt),
 the ratio of the best libspgemm time to the best MKL time, and for row-major k <= 16 on the
@@ -47,15 +52,24 @@ def main():
         i = args.index("--note")
         notes.append(args[i + 1])
         del args[i : i + 2]
-    src = args[0]
-    out = args[1] if len(args) > 1 else "docs/PERFORMANCE_SPMM.md"
-    spmm, stream = load(src)
+    srcs = [a for a in args if not a.endswith(".md")]
+    outs = [a for a in args if a.endswith(".md")]
+    out = outs[0] if outs else "docs/PERFORMANCE_SPMM.md"
+    src = ", ".join("`%s`" % s for s in srcs).strip("`")
+    spmm, stream = [], []
+    for path in srcs:
+        a, b = load(path)
+        spmm += a
+        stream += b
     triad = max((s["triad_wa_gbs"] for s in stream), default=float("nan"))
     triad_plain = max((s["triad_gbs"] for s in stream), default=float("nan"))
     rows = defaultdict(dict)  # (A, layout, k) -> {(lib, alg): line}
     for d in spmm:
         lib = "ours" if d["lib"] == "libspgemm" else d["lib"]
-        rows[(d["A"], d["layout"], int(d["k"]))][(lib, d["alg"])] = d
+        cell = rows[(d["A"], d["layout"], int(d["k"]))]
+        old = cell.get((lib, d["alg"]))
+        if old is None or d["total_s"] < old["total_s"]:
+            cell[(lib, d["alg"])] = d
     mats = sorted({a for a, _, _ in rows})
     ks = sorted({k for _, _, k in rows})
     threads = sorted({d["threads"] for d in spmm})
@@ -67,8 +81,15 @@ def main():
         L.append("Command: `%s`." % cmd)
     L.append(
         "Threads: %s. All libraries measured in the same run, median of the timed repetitions "
-        "after one warm-up. STREAM (same run, best of the runs before and after): triad %.2f GB/s, "
-        "write-allocate triad %.2f GB/s.\n" % (threads, triad_plain, triad)
+        "after one warm-up%s. STREAM (same run, best of the runs before and after%s): triad "
+        "%.2f GB/s, write-allocate triad %.2f GB/s.\n"
+        % (
+            threads,
+            "; %d trials, each configuration's best median counts" % len(srcs) if len(srcs) > 1 else "",
+            " in every trial" if len(srcs) > 1 else "",
+            triad_plain,
+            triad,
+        )
     )
     L.append(
         "`mm` = plain call (libspgemm: no analysis, validation off; MKL: no hint). `mm_opt` = after "
