@@ -189,7 +189,8 @@ fn hash_symbolic<O: Idx, I: Idx, V: Scalar>(
     Ok((
         dense::Counted {
             row_ptr,
-            flop_prefix: profile.prefix,
+            flops,
+            chunks,
             max_row_flops: profile.max_row,
             max_row_nnz,
         },
@@ -326,13 +327,13 @@ impl PairOp for SymbolicOp<'_> {
 
                 let inserts = match (&cb, est) {
                     (Some(_), Some(e)) => e.compressed as u64,
-                    _ => counted.flop_prefix[m],
+                    _ => counted.flops,
                 };
                 (counted, cb.is_some(), inserts)
             } else {
                 hash_symbolic(h, symbolic_alg, &a, &b)?
             };
-            let flops = counted.flop_prefix[m];
+            let flops = counted.flops;
             let features = Features {
                 k,
                 m,
@@ -344,9 +345,9 @@ impl PairOp for SymbolicOp<'_> {
                 hbm: h.hbm_budget(),
             };
             let numeric_alg = select_numeric(h.options.algorithm, &features)?;
-            let chunks = balanced_chunks(&counted.flop_prefix, threads);
             let dense::Counted {
                 row_ptr,
+                chunks,
                 max_row_flops,
                 max_row_nnz,
                 ..

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::split_at_bounds;
-use crate::cpu::partition::balanced_chunks_by;
+use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::workspace::WorkspacePool;
@@ -132,8 +132,14 @@ impl<V: Scalar> DenseRows<V> {
     }
 }
 
+/// Rows per block of the flop sums the dense symbolic phase keeps (instead of a flop
+/// count per row: an m-sized array that was allocated, faulted in and prefix-summed on
+/// every call only to place the numeric chunk boundaries).
+pub const FLOP_BLOCK: usize = 256;
+
 /// Symbolic kernel for the rows `rows`: `nnz[i - rows.start]` = distinct columns of row i
-/// of C and `flops[i - rows.start]` = its multiplications.
+/// of C, and `block_flops[k]` = multiplications of rows `rows.start + k * FLOP_BLOCK ..`
+/// (the next [`FLOP_BLOCK`] rows, or fewer at the end).
 ///
 /// Uncompressed B: a mark per column, set to the row's stamp; counting "mark differs" is
 /// branch-free and consecutive insertions are independent. (A bit map has a
@@ -148,22 +154,35 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
     cb: Option<&CompressedRows>,
     rows: std::ops::Range<usize>,
     nnz: &mut [usize],
-    flops: &mut [u64],
+    block_flops: &mut [u64],
 ) -> ChunkTotals {
-    count_rows_inner(ws, a, b, cb, rows.clone(), nnz, flops);
-    // The totals and maxima while the chunk's counts are still in cache (the symbolic
-    // driver needs them for its parallel prefix sum; a separate pass would read them
-    // from memory again).
-    let r = 0..rows.len();
+    // Block by block through a row-flops buffer on the stack; the totals and maxima while
+    // the block's counts are still in cache (the symbolic driver needs them for its
+    // parallel prefix sum; a separate pass would read them from memory again).
     let mut t = ChunkTotals::default();
-    for (&n, &f) in nnz[r.clone()].iter().zip(&flops[r]) {
-        t.nnz += n;
-        let (s, o) = t.flops.overflowing_add(f);
+    let mut flops = [0u64; FLOP_BLOCK];
+    let mut r0 = rows.start;
+    for bf in block_flops.iter_mut() {
+        let r1 = (r0 + FLOP_BLOCK).min(rows.end);
+        let len = r1 - r0;
+        let nb = &mut nnz[r0 - rows.start..r1 - rows.start];
+        count_rows_inner(ws, a, b, cb, r0..r1, nb, &mut flops[..len]);
+        let mut sum = 0u64;
+        for (&n, &f) in nb.iter().zip(&flops[..len]) {
+            t.nnz += n;
+            let (s, o) = sum.overflowing_add(f);
+            sum = s;
+            t.overflow |= o;
+            t.max_nnz = t.max_nnz.max(n);
+            t.max_flops = t.max_flops.max(f);
+        }
+        *bf = sum;
+        let (s, o) = t.flops.overflowing_add(sum);
         t.flops = s;
         t.overflow |= o;
-        t.max_nnz = t.max_nnz.max(n);
-        t.max_flops = t.max_flops.max(f);
+        r0 = r1;
     }
+    debug_assert_eq!(r0, rows.end.max(rows.start));
     t
 }
 
@@ -225,16 +244,40 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     for i in rows {
         let mut f = 0u64;
         touched.clear();
-        for p in a.row_range(i) {
-            let j = a.col(p);
-            f += b.row_len(j) as u64;
-            let r = cb.row(j);
-            for (&w, &m) in cb.words[r.clone()].iter().zip(&cb.bits[r]) {
-                let slot = &mut bits[w as usize];
-                if *slot == 0 {
-                    touched.push(w);
+        if cb.short_rows {
+            // Pairs on the word of the previous pair are merged in a register: in banded
+            // and stencil-like B most rows hit the same one or two words, and an OR into
+            // the bit map per pair would chain them all through a store and a reload.
+            // (The bits of a pair are never zero, so `acc == 0` means "no pair yet".)
+            let mut lw = 0u32;
+            let mut acc = 0u64;
+            for p in a.row_range(i) {
+                let j = a.col(p);
+                f += b.row_len(j) as u64;
+                let r = cb.row(j);
+                for (&w, &m) in cb.words[r.clone()].iter().zip(&cb.bits[r]) {
+                    if w == lw {
+                        acc |= m;
+                    } else {
+                        if acc != 0 {
+                            or_word(bits, touched, lw, acc);
+                        }
+                        lw = w;
+                        acc = m;
+                    }
                 }
-                *slot |= m;
+            }
+            if acc != 0 {
+                or_word(bits, touched, lw, acc);
+            }
+        } else {
+            for p in a.row_range(i) {
+                let j = a.col(p);
+                f += b.row_len(j) as u64;
+                let r = cb.row(j);
+                for (&w, &m) in cb.words[r.clone()].iter().zip(&cb.bits[r]) {
+                    or_word(bits, touched, w, m);
+                }
             }
         }
         let mut n = 0usize;
@@ -246,6 +289,16 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
         nnz[i - r0] = n;
         flops[i - r0] = f;
     }
+}
+
+/// ORs `m` into word `w` of the symbolic bit map, noting the word when it was empty.
+#[inline(always)]
+fn or_word(bits: &mut [u64], touched: &mut Vec<u32>, w: u32, m: u64) {
+    let slot = &mut bits[w as usize];
+    if *slot == 0 {
+        touched.push(w);
+    }
+    *slot |= m;
 }
 
 /// Numeric kernel for the rows `rows`; `cols`/`vals` hold exactly those rows' entries
@@ -560,8 +613,11 @@ fn emit_row<V: Scalar, J: Idx>(
 pub struct Counted {
     /// C's row offsets (0-based, length m + 1).
     pub row_ptr: Vec<usize>,
-    /// `flop_prefix[i]` = multiplications in rows `0..i` (length m + 1).
-    pub flop_prefix: Vec<u64>,
+    /// Multiplications of A*B.
+    pub flops: u64,
+    /// Flop-balanced row chunks for the numeric phase (see
+    /// [`crate::cpu::partition::balanced_chunks`]).
+    pub chunks: Vec<usize>,
     pub max_row_flops: u64,
     pub max_row_nnz: usize,
 }
@@ -581,12 +637,29 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     let m = a.nrows();
     let k = b.ncols();
     let mut row_ptr = try_zeroed_vec::<usize>(m + 1, "row offsets of C")?;
-    let mut flop_prefix = try_zeroed_vec::<u64>(m + 1, "flop counts")?;
+    let nblocks = m.div_ceil(FLOP_BLOCK);
+    // block_prefix[q] = flops of rows 0..q * FLOP_BLOCK (after the prefix pass below).
+    let mut block_prefix = try_zeroed_vec::<u64>(nblocks + 1, "flop counts")?;
     let a0 = a.row_start(0);
-    let chunks = balanced_chunks_by(m, threads, |i| (a.row_start(i).wrapping_sub(a0) + i) as u64);
+    // Chunk boundaries on whole flop blocks, so each block's sum is written by one chunk.
+    let mut chunks = vec![0usize];
+    for r in balanced_chunks_by(m, threads, |i| (a.row_start(i).wrapping_sub(a0) + i) as u64) {
+        let r = if r == m {
+            m
+        } else {
+            r / FLOP_BLOCK * FLOP_BLOCK
+        };
+        if r > *chunks.last().unwrap() {
+            chunks.push(r);
+        }
+    }
+    if m == 0 {
+        chunks.push(0);
+    }
+    let block_bounds: Vec<usize> = chunks.iter().map(|&r| r.div_ceil(FLOP_BLOCK)).collect();
     let totals: Vec<ChunkTotals> = {
         let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
-        let flop_pieces = split_at_bounds(&mut flop_prefix[1..], &chunks);
+        let flop_pieces = split_at_bounds(&mut block_prefix[1..], &block_bounds);
         nnz_pieces
             .into_par_iter()
             .zip(flop_pieces)
@@ -625,24 +698,32 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     }
     {
         let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
-        let flop_pieces = split_at_bounds(&mut flop_prefix[1..], &chunks);
         nnz_pieces
             .into_par_iter()
-            .zip(flop_pieces)
-            .zip(starts)
-            .for_each(|((np, fp), (mut n, mut f))| {
-                for (x, y) in np.iter_mut().zip(fp.iter_mut()) {
+            .zip(&starts)
+            .for_each(|(np, &(mut n, _))| {
+                for x in np.iter_mut() {
                     n += *x;
                     *x = n;
-                    // No overflow: the chunk totals were summed with a check.
-                    f += *y;
-                    *y = f;
                 }
             });
     }
+    // A few thousand block sums at most per million rows: serial.
+    for (q, &(_, f)) in block_bounds.windows(2).zip(&starts) {
+        let mut f = f;
+        for x in &mut block_prefix[q[0] + 1..=q[1]] {
+            // No overflow: the chunk totals were summed with a check.
+            f += *x;
+            *x = f;
+        }
+    }
+    let numeric_chunks = balanced_chunks_blocked(m, FLOP_BLOCK, &block_prefix, threads, |i| {
+        a.row_range(i).map(|p| b.row_len(a.col(p)) as u64).sum()
+    });
     Ok(Counted {
         row_ptr,
-        flop_prefix,
+        flops: f0,
+        chunks: numeric_chunks,
         max_row_flops,
         max_row_nnz,
     })
@@ -677,20 +758,39 @@ mod tests {
         ws.prepare_symbolic(a.ncols(), cb.is_some()).unwrap();
         let m = a.nrows();
         let (mut nnz, mut flops) = (vec![0; m], vec![0; m]);
-        // Twice over the same workspace: the second pass runs on reset state.
+        // Twice over the same workspace: the second pass runs on reset state. Then row by
+        // row, for the flops of each row (one-row blocks).
         for _ in 0..2 {
-            count_rows(&mut ws, a, a, cb, 0..m, &mut nnz, &mut flops);
+            let nb = m.div_ceil(FLOP_BLOCK);
+            let mut blocks = vec![0u64; nb];
+            let t = count_rows(&mut ws, a, a, cb, 0..m, &mut nnz, &mut blocks);
+            let per_row: u64 = (0..m)
+                .map(|i| {
+                    let mut one = [0u64];
+                    count_rows(&mut ws, a, a, cb, i..i + 1, &mut nnz[i..i + 1], &mut one);
+                    flops[i] = one[0];
+                    one[0]
+                })
+                .sum();
+            assert_eq!(t.flops, per_row);
+            for (q, &bf) in blocks.iter().enumerate() {
+                let rows = q * FLOP_BLOCK..((q + 1) * FLOP_BLOCK).min(m);
+                assert_eq!(bf, flops[rows].iter().sum::<u64>());
+            }
         }
         (nnz, flops)
     }
 
+    /// Both compressed loops: wide bands (several pairs per row of B) and narrow ones
+    /// (about one pair per row: runs of pairs on one word are merged in a register).
     #[test]
     fn compressed_and_plain_counts_agree() {
-        for base in [0, 1] {
+        for (base, w) in [(0, 40), (1, 40), (0, 3), (1, 3), (1, 2)] {
             let n = 300;
-            let (offs, cols, vals) = banded(n, 40, base);
+            let (offs, cols, vals) = banded(n, w, base);
             let a = CsrRef::new(n, n, base, &offs, &cols, Some(&vals)).unwrap();
             let cb = compress::compress_rows(&a).unwrap().unwrap();
+            assert_eq!(cb.short_rows, w < 40, "w = {w}");
             let plain = counts(&a, None);
             assert_eq!(counts(&a, Some(&cb)), plain);
             // Reference: distinct columns per row by sorting.
@@ -703,6 +803,9 @@ mod tests {
                 cs.sort_unstable();
                 cs.dedup();
                 assert_eq!(plain.0[i], cs.len());
+            }
+            if w < 40 {
+                continue;
             }
             // Stride-3 bands of 40 entries: 64-column words hold ~21 of them.
             let est = compress::estimate(&a, &a).unwrap();

@@ -107,6 +107,64 @@ pub fn balanced_chunks_by(m: usize, threads: usize, cost: impl Fn(usize) -> u64)
     bounds
 }
 
+/// [`balanced_chunks`] from flop sums over blocks of `block` rows instead of a per-row
+/// prefix: `block_prefix[q]` = flops of rows `0..min(q * block, m)` (m.div_ceil(block) + 1
+/// entries) and `row_flops(i)` = flops of row i, evaluated only for rows of the blocks the
+/// boundaries fall in. Returns exactly the boundaries of [`balanced_chunks`].
+pub fn balanced_chunks_blocked(
+    m: usize,
+    block: usize,
+    block_prefix: &[u64],
+    threads: usize,
+    row_flops: impl Fn(usize) -> u64,
+) -> Vec<usize> {
+    if m == 0 {
+        return vec![0, 0];
+    }
+    let nblocks = m.div_ceil(block);
+    debug_assert_eq!(block_prefix.len(), nblocks + 1);
+    // The cost of rows 0..r is their flops plus r (see `balanced_chunks`).
+    let cost_at_block = |q: usize| block_prefix[q] + (q * block).min(m) as u64;
+    let parts = (threads * 8).clamp(1, m);
+    let total = cost_at_block(nblocks);
+    let mut bounds = Vec::with_capacity(parts + 1);
+    bounds.push(0);
+    for p in 1..parts {
+        let target =
+            total / parts as u64 * p as u64 + (total % parts as u64) * p as u64 / parts as u64;
+        // First row r with cost(r) >= target (m if none): the last block start below the
+        // target, then row by row from there.
+        let r = if target == 0 {
+            0
+        } else {
+            let (mut lo, mut hi) = (0usize, nblocks);
+            // Invariant: cost_at_block(lo) < target.
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if cost_at_block(mid) < target {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            let mut r = (lo * block).min(m);
+            let mut c = cost_at_block(lo);
+            while r < m && c < target {
+                c += row_flops(r) + 1;
+                r += 1;
+            }
+            r
+        };
+        let last = *bounds.last().unwrap();
+        let r = r.max(last);
+        if r > last && r < m {
+            bounds.push(r);
+        }
+    }
+    bounds.push(m);
+    bounds
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +180,45 @@ mod tests {
         }
         assert_eq!(balanced_chunks(&[0], 4), vec![0, 0]);
         assert_eq!(balanced_chunks(&[0, 0], 4), vec![0, 1]);
+    }
+
+    /// The blocked search gives exactly the boundaries of the per-row one, whatever the
+    /// block size (runs of empty rows, one heavy row, rows fewer than parts or a block).
+    #[test]
+    fn blocked_chunks_equal_per_row_chunks() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for m in [0usize, 1, 5, 16, 17, 255, 256, 257, 1000, 5000] {
+            for shape in 0..4 {
+                let flops: Vec<u64> = (0..m)
+                    .map(|i| match shape {
+                        0 => next() % 50,
+                        1 => (next() % 4 == 0) as u64 * (next() % 1000),
+                        2 => (i == m / 3) as u64 * 1_000_000,
+                        _ => 0,
+                    })
+                    .collect();
+                let mut prefix = vec![0u64; m + 1];
+                for i in 0..m {
+                    prefix[i + 1] = prefix[i] + flops[i];
+                }
+                for block in [1usize, 3, 64, 256] {
+                    let nb = m.div_ceil(block);
+                    let bp: Vec<u64> = (0..=nb).map(|q| prefix[(q * block).min(m)]).collect();
+                    for t in [1, 2, 3, 8] {
+                        assert_eq!(
+                            balanced_chunks_blocked(m, block, &bp, t, |i| flops[i]),
+                            balanced_chunks(&prefix, t),
+                            "m {m} shape {shape} block {block} threads {t}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
