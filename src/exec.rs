@@ -224,6 +224,30 @@ pub fn dense_numeric_budget(c: &Caches, f: &Features) -> usize {
     c.l3.max(by_bandwidth.min(by_capacity))
 }
 
+/// The dense numeric kernel keeps a value per column of C instead of a slot
+/// ([`crate::cpu::dense::fill_rows_by_value`]) from this many multiplications per entry
+/// of C on. Measured at 2 threads (first numeric call, against the slot kernel): 15-20%
+/// faster on `sa_elast` A*P (33 per entry) and R*AP (118); 10-25% slower on
+/// `sa_poisson` A*P (5.7), `banded_500k_7` (7.5) and `er_uniform_200k` (2), where the
+/// 8-byte values take three times the cache of the slots and few products share an
+/// entry; even on `sa_poisson` R*AP (17).
+const BY_VALUE_MIN_PRODUCTS: u64 = 24;
+
+/// The numeric kernel for `plan`'s algorithm and shape (`k` columns of C, values of
+/// `value_bytes`, `threads` workers): the value kernel needs a 4-byte mark and a value per
+/// column and thread, so it is taken only while those fit in the L3 budget as the
+/// slots do for [`select_numeric`].
+fn numeric_kind(plan: &Plan, k: usize, value_bytes: usize, threads: usize) -> AccKind {
+    let many_products = plan.flops >= BY_VALUE_MIN_PRODUCTS.saturating_mul(plan.nnz() as u64);
+    let bytes = k
+        .saturating_mul(4 + value_bytes)
+        .saturating_mul(threads.max(1));
+    match acc_kind(plan.numeric_alg) {
+        AccKind::Dense if many_products && bytes <= caches().l3 => AccKind::DenseByValue,
+        kind => kind,
+    }
+}
+
 fn acc_kind(alg: Algorithm) -> AccKind {
     match alg {
         Algorithm::Dense => AccKind::Dense,
@@ -644,7 +668,7 @@ impl PairOp for NumericOp<'_, '_> {
                 cache.col_digests = None;
             }
             let learn = replay_ok && cache.numeric_calls >= 2 && cache.col_digests.is_none();
-            let kind = acc_kind(plan.numeric_alg);
+            let kind = numeric_kind(plan, b.ncols(), std::mem::size_of::<V>(), h.threads());
             let base = plan.format.base;
             macro_rules! run {
                 ($c:expr) => {{

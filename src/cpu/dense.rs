@@ -14,6 +14,18 @@
 //! paper's KKDENSE keeps a value and a marker per column: 12 bytes with f64, three times
 //! the cache footprint). A branch-free insert (select instead of "new or old") was
 //! measured slower on every benchmark input, also where half the insertions are new.
+//!
+//! Numeric by value ([`fill_rows_by_value`], chosen by `exec` for products with many
+//! multiplications per entry of C): the paper's layout after all, a value per column
+//! (-0.0 between rows, as in the replay kernel, so the sums are bitwise the same) and a
+//! stamp mark per column, but the mark is read only when the loaded value is zero (see
+//! [`accumulate_row`]). Per product the slot kernel makes one more dependent load (the
+//! slot) than the replay kernel and measured 1.3-1.7x its time on the `sa_elast`
+//! products (33 and 118 products per entry); the value kernel makes the replay's loads
+//! and measured 1.1-1.4x. Where few products share an entry the larger footprint costs
+//! more than the load saves (see `exec::BY_VALUE_MIN_PRODUCTS`). Testing the mark on
+//! every product was slower than the slot kernel: branch-free (append the column, advance
+//! the row's length by "mark differs") 1.3-1.6x slower on `sa_elast`, branchy on par.
 
 use rayon::prelude::*;
 
@@ -39,6 +51,10 @@ pub struct DenseRows<V> {
     row_cols: Vec<u32>,
     /// Numeric: the sums of the current row, by slot.
     row_vals: Vec<V>,
+    /// Numeric by value ([`fill_rows_by_value`]): the value of each column of C (indexed
+    /// by B's raw column) in the current row; -0.0 between rows. Shared with the replay
+    /// kernel, which keeps the same invariant.
+    dense: Vec<V>,
     /// Numeric, sorted output: one bit per column of C for emitting rows in column order
     /// (see [`emit_row`]); all zero between rows.
     order_bits: Vec<u64>,
@@ -47,7 +63,8 @@ pub struct DenseRows<V> {
     order_l1: Vec<u64>,
     /// Numeric, sorted output: one bit per word of `order_l1`; all zero between rows.
     order_l2: Vec<u64>,
-    /// Symbolic: `mark[c] == stamp` when column c is in the current row.
+    /// Symbolic and numeric by value: `mark[c] == stamp` when column c (raw index) is in
+    /// the current row.
     mark: Vec<u32>,
     stamp: u32,
     /// Symbolic with compressed B: one bit per column of C; all zero between rows.
@@ -62,6 +79,7 @@ impl<V: Scalar> Default for DenseRows<V> {
             pos: Vec::new(),
             row_cols: Vec::new(),
             row_vals: Vec::new(),
+            dense: Vec::new(),
             order_bits: Vec::new(),
             order_l1: Vec::new(),
             order_l2: Vec::new(),
@@ -99,24 +117,7 @@ impl<V: Scalar> DenseRows<V> {
     pub fn prepare_numeric(&mut self, k: usize, max_row: usize, sorted: bool) -> Result<()> {
         try_grow(&mut self.pos, k, EMPTY, "dense accumulator slots")?;
         if sorted {
-            try_grow(
-                &mut self.order_bits,
-                k.div_ceil(64),
-                0,
-                "dense accumulator order bits",
-            )?;
-            try_grow(
-                &mut self.order_l1,
-                k.div_ceil(64 * 64),
-                0,
-                "dense accumulator order bits",
-            )?;
-            try_grow(
-                &mut self.order_l2,
-                k.div_ceil(64 * 64 * 64),
-                0,
-                "dense accumulator order bits",
-            )?;
+            self.prepare_order(k)?;
         }
         // One spare slot: the branch-free insert writes the next free slot
         // unconditionally.
@@ -129,6 +130,60 @@ impl<V: Scalar> DenseRows<V> {
             "dense accumulator row values",
         )?;
         Ok(())
+    }
+
+    /// Sizes the arrays of [`fill_rows_by_value`] for `k` columns and rows of up to
+    /// `max_row` entries: the marks (4k bytes), with `values` the value array (k values),
+    /// with `sorted` the order bit maps.
+    pub fn prepare_by_value(
+        &mut self,
+        k: usize,
+        max_row: usize,
+        sorted: bool,
+        values: bool,
+    ) -> Result<()> {
+        // One more slot than columns: indexed by 0- or 1-based column (see `count_rows`).
+        try_grow(&mut self.mark, k + 1, 0, "dense accumulator marks")?;
+        if values {
+            try_grow(
+                &mut self.dense,
+                k + 1,
+                V::NEG_ZERO,
+                "dense accumulator values",
+            )?;
+        }
+        if sorted {
+            self.prepare_order(k)?;
+        }
+        let cap = max_row.min(k).max(1);
+        try_grow(&mut self.row_cols, cap, 0, "dense accumulator row columns")
+    }
+
+    fn prepare_order(&mut self, k: usize) -> Result<()> {
+        try_grow(
+            &mut self.order_bits,
+            k.div_ceil(64),
+            0,
+            "dense accumulator order bits",
+        )?;
+        try_grow(
+            &mut self.order_l1,
+            k.div_ceil(64 * 64),
+            0,
+            "dense accumulator order bits",
+        )?;
+        try_grow(
+            &mut self.order_l2,
+            k.div_ceil(64 * 64 * 64),
+            0,
+            "dense accumulator order bits",
+        )
+    }
+
+    /// The value array (all -0.0 between rows), for the replay kernel, which sums into
+    /// it the same way.
+    pub fn values_mut(&mut self) -> &mut Vec<V> {
+        &mut self.dense
     }
 }
 
@@ -405,6 +460,179 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     Ok(())
 }
 
+/// [`fill_rows`] for rows with many products per entry: no slot per column, the sums are
+/// kept in a value per column of C (see [`accumulate_row`]). Same contract and output
+/// (bitwise) as [`fill_rows`]; needs [`DenseRows::prepare_by_value`].
+#[allow(clippy::too_many_arguments)]
+pub fn fill_rows_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    sorted: bool,
+    c_base: usize,
+    cols: &mut [J],
+    mut vals: Option<&mut [V]>,
+) -> Result<()> {
+    let off0 = row_ptr[rows.start];
+    let values = match (a.values(), b.values(), vals.is_some()) {
+        (Some(av), Some(bv), true) => Some((av, bv)),
+        _ => None,
+    };
+    let b_base = b.base();
+    // `mark` and `dense` are indexed by B's raw column index (k + base slots).
+    let slots = b.ncols() + b_base;
+    debug_assert!(ws.mark.len() >= slots && !ws.row_cols.is_empty());
+    debug_assert!(values.is_none() || ws.dense.len() >= slots);
+    let mut stamp = ws.stamp;
+    for i in rows {
+        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+        stamp = stamp.wrapping_add(1);
+        if stamp == 0 {
+            // After 2^32 - 1 rows the stamps wrap: forget every old mark once.
+            ws.mark.fill(0);
+            stamp = 1;
+        }
+        let mark = &mut ws.mark[..slots];
+        let t = match values {
+            Some((av, bv)) => accumulate_row(
+                &mut ws.dense[..slots],
+                mark,
+                stamp,
+                &mut ws.row_cols,
+                a,
+                b,
+                av,
+                bv,
+                i,
+            ),
+            None => pattern_row(mark, stamp, &mut ws.row_cols, a, b, i),
+        };
+        let n = e - s;
+        if t != n {
+            // Forget the row (the marks by the stamp, the values in full) and report.
+            ws.stamp = stamp;
+            if values.is_some() {
+                ws.dense[..slots].fill(V::NEG_ZERO);
+            }
+            return err(
+                Status::PlanMismatch,
+                format!(
+                    "row {i} of C has {t} entries but the plan has {n}: the structure of A or B changed since the symbolic phase"
+                ),
+            );
+        }
+        // Without values `dense` is not used (and may be unsized).
+        let dense = match values {
+            Some(_) => &mut ws.dense[b_base..slots],
+            None => &mut [],
+        };
+        emit_by_value(
+            dense,
+            OrderBits {
+                l0: &mut ws.order_bits,
+                l1: &mut ws.order_l1,
+                l2: &mut ws.order_l2,
+            },
+            &mut ws.row_cols[..n],
+            sorted,
+            c_base,
+            &mut cols[s..e],
+            values.and(vals.as_deref_mut().map(|v| &mut v[s..e])),
+        );
+    }
+    ws.stamp = stamp;
+    Ok(())
+}
+
+/// Sums the products of row i of A*B into `dense` (indexed by B's raw column; -0.0
+/// between rows, so the first addition gives the product bitwise and each sum is the
+/// one the other accumulators form) and lists the row's columns (0-based) in
+/// `row_cols` in first-touch order; returns how many distinct columns the row has
+/// (more than `row_cols` holds when the structure changed: the rest are not written).
+///
+/// A column can be new only while its value is still zero, so the mark (`mark[c] ==
+/// stamp`: in the row) is looked at only then: per product the loop does what the
+/// replay kernel does plus a compare on the value it loaded anyway, a branch that
+/// rows with many products per entry predict well. Its own function (not inlined into
+/// the row loop): inlined, the loop ran short of registers and reloaded two pointers from
+/// the stack per product.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn accumulate_row<V: Scalar, O: Idx, I: Idx>(
+    dense: &mut [V],
+    mark: &mut [u32],
+    stamp: u32,
+    row_cols: &mut [u32],
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    av: &[V],
+    bv: &[V],
+    i: usize,
+) -> usize {
+    let b_cols = b.col_indices();
+    let b_base = b.base();
+    let mut t = 0usize;
+    for p in a.row_range(i) {
+        let aij = av[p];
+        let j = a.col(p);
+        let (s, e) = (b.row_start(j), b.row_start(j + 1));
+        for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+            let c = c.to_usize();
+            let slot = &mut dense[c];
+            let old = *slot;
+            *slot = old + aij * bq;
+            if old == V::ZERO {
+                new_column(mark, stamp, row_cols, &mut t, c, b_base);
+            }
+        }
+    }
+    t
+}
+
+/// Lists column `c` (raw) of the current row in `row_cols[t]` (0-based) unless its
+/// mark says the row has it already.
+#[inline(always)]
+fn new_column(
+    mark: &mut [u32],
+    stamp: u32,
+    row_cols: &mut [u32],
+    t: &mut usize,
+    c: usize,
+    b_base: usize,
+) {
+    let m = &mut mark[c];
+    if *m != stamp {
+        *m = stamp;
+        if let Some(x) = row_cols.get_mut(*t) {
+            *x = c.wrapping_sub(b_base) as u32;
+        }
+        *t += 1;
+    }
+}
+
+/// [`accumulate_row`] without values: only the columns, a mark test per product.
+fn pattern_row<V: Scalar, O: Idx, I: Idx>(
+    mark: &mut [u32],
+    stamp: u32,
+    row_cols: &mut [u32],
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    i: usize,
+) -> usize {
+    let b_cols = b.col_indices();
+    let b_base = b.base();
+    let mut t = 0usize;
+    for p in a.row_range(i) {
+        let j = a.col(p);
+        for &c in &b_cols[b.row_start(j)..b.row_start(j + 1)] {
+            new_column(mark, stamp, row_cols, &mut t, c.to_usize(), b_base);
+        }
+    }
+    t
+}
+
 /// Narrow rows shorter than this are sorted (insertion sort: few entries, often nearly
 /// in order already); longer ones are emitted from the flat order bit map.
 const ORDER_BITS_MIN: usize = 16;
@@ -604,6 +832,58 @@ fn emit_row<V: Scalar, J: Idx>(
         }
         if let Some(vals) = vals {
             vals.copy_from_slice(&row_vals[..vals.len()]);
+        }
+    }
+    OrderPath::Sort
+}
+
+/// [`emit_row`] for [`fill_rows_by_value`]: `row_cols` holds the row's columns (0-based)
+/// in first-touch order; with `vals` the sums are taken from `dense` (0-based here),
+/// which is returned to -0.0 for the row's columns.
+#[inline]
+fn emit_by_value<V: Scalar, J: Idx>(
+    dense: &mut [V],
+    mut order: OrderBits<'_>,
+    row_cols: &mut [u32],
+    sorted: bool,
+    c_base: usize,
+    cols: &mut [J],
+    mut vals: Option<&mut [V]>,
+) -> OrderPath {
+    let neg0 = V::NEG_ZERO;
+    let to_j =
+        |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+    if sorted {
+        let mut t = 0usize;
+        let path = match vals {
+            Some(ref mut vals) => order.visit_in_order(row_cols, &mut |c| {
+                vals[t] = std::mem::replace(&mut dense[c], neg0);
+                cols[t] = to_j(c as u32);
+                t += 1;
+            }),
+            None => order.visit_in_order(row_cols, &mut |c| {
+                cols[t] = to_j(c as u32);
+                t += 1;
+            }),
+        };
+        if path != OrderPath::Sort {
+            debug_assert_eq!(t, row_cols.len());
+            return path;
+        }
+        // Rows are short.
+        sort_keys(row_cols);
+    }
+    match vals {
+        Some(vals) => {
+            for ((dc, dv), &c) in cols.iter_mut().zip(vals.iter_mut()).zip(row_cols.iter()) {
+                *dv = std::mem::replace(&mut dense[c as usize], neg0);
+                *dc = to_j(c);
+            }
+        }
+        None => {
+            for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
+                *dc = to_j(c);
+            }
         }
     }
     OrderPath::Sort
@@ -1011,6 +1291,133 @@ mod tests {
                     .sum();
                 assert_eq!(v, want);
             }
+        }
+    }
+
+    /// The value kernel gives bitwise the slot kernel's output (columns and values, also
+    /// with -0.0, +0.0, NaN and cancelling values), sorted and unsorted, 0- and 1-based,
+    /// with and without values, on one workspace reused across calls; a changed structure
+    /// is reported and leaves the workspace clean.
+    #[test]
+    fn by_value_kernel_matches_slot_kernel_bitwise() {
+        for base in [0usize, 1] {
+            let n = 200;
+            let (offs, cols, mut vals) = banded(n, 9, base);
+            for (p, v) in vals.iter_mut().enumerate() {
+                *v = match p % 11 {
+                    0 => -0.0,
+                    1 => 0.0,
+                    2 => -*v,
+                    3 if p % 97 == 3 => f64::NAN,
+                    _ => *v,
+                };
+            }
+            let a = CsrRef::new(n, n, base, &offs, &cols, Some(&vals)).unwrap();
+            let (nnz, _) = counts(&a, None);
+            let mut row_ptr = vec![0usize; n + 1];
+            for i in 0..n {
+                row_ptr[i + 1] = row_ptr[i] + nnz[i];
+            }
+            let max_row = *nnz.iter().max().unwrap();
+            let total = row_ptr[n];
+            let mut slot_ws = DenseRows::<f64>::default();
+            let mut value_ws = DenseRows::<f64>::default();
+            for (sorted, with_vals) in [(false, true), (true, true), (true, false), (false, false)]
+            {
+                slot_ws.prepare_numeric(n, max_row, sorted).unwrap();
+                value_ws
+                    .prepare_by_value(n, max_row, sorted, with_vals)
+                    .unwrap();
+                let (mut c1, mut v1) = (vec![0i64; total], vec![7.0f64; total]);
+                let (mut c2, mut v2) = (vec![0i64; total], vec![7.0f64; total]);
+                let c_base = 1 - base;
+                // Two chunks, as two workers' pieces would be.
+                for r in [0..77, 77..n] {
+                    let (s, e) = (row_ptr[r.start], row_ptr[r.end]);
+                    let v = with_vals.then_some(&mut v1[s..e]);
+                    fill_rows(
+                        &mut slot_ws,
+                        &a,
+                        &a,
+                        r.clone(),
+                        &row_ptr,
+                        sorted,
+                        c_base,
+                        &mut c1[s..e],
+                        v,
+                    )
+                    .unwrap();
+                    let v = with_vals.then_some(&mut v2[s..e]);
+                    fill_rows_by_value(
+                        &mut value_ws,
+                        &a,
+                        &a,
+                        r,
+                        &row_ptr,
+                        sorted,
+                        c_base,
+                        &mut c2[s..e],
+                        v,
+                    )
+                    .unwrap();
+                }
+                assert_eq!(c1, c2, "base {base} sorted {sorted}");
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&v1), bits(&v2), "base {base} sorted {sorted}");
+                if with_vals {
+                    assert!(v1.iter().any(|x| x.is_nan()));
+                    assert!(v1.iter().any(|x| x.to_bits() == (-0.0f64).to_bits()));
+                }
+            }
+            // A plan that claims one entry fewer in row 7, then the right one again.
+            let mut short = row_ptr.clone();
+            short[8..].iter_mut().for_each(|r| *r -= 1);
+            let (mut c, mut v) = (vec![0i32; total], vec![0f64; total]);
+            let e = fill_rows_by_value(
+                &mut value_ws,
+                &a,
+                &a,
+                0..n,
+                &short,
+                false,
+                0,
+                &mut c,
+                Some(&mut v),
+            )
+            .unwrap_err();
+            assert_eq!(e.status, Status::PlanMismatch);
+            let neg0 = (-0.0f64).to_bits();
+            assert!(value_ws.dense.iter().all(|x| x.to_bits() == neg0));
+            fill_rows_by_value(
+                &mut value_ws,
+                &a,
+                &a,
+                0..n,
+                &row_ptr,
+                false,
+                0,
+                &mut c,
+                Some(&mut v),
+            )
+            .unwrap();
+            let (mut c1, mut v1) = (vec![0i32; total], vec![0f64; total]);
+            fill_rows(
+                &mut slot_ws,
+                &a,
+                &a,
+                0..n,
+                &row_ptr,
+                false,
+                0,
+                &mut c1,
+                Some(&mut v1),
+            )
+            .unwrap();
+            assert_eq!(c, c1);
+            assert_eq!(
+                v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                v1.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
         }
     }
 }

@@ -20,6 +20,9 @@ use crate::types::{Idx, Scalar};
 pub enum AccKind {
     /// KKDENSE: O(k) arrays per thread.
     Dense,
+    /// KKDENSE numeric with a value per column instead of a slot
+    /// ([`dense::fill_rows_by_value`]): for rows with many products per entry.
+    DenseByValue,
     /// KKMEM: two-level linked-list hash map.
     Linked,
     /// KKLP: two-level linear probing.
@@ -95,7 +98,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             pool.with(|ws| {
                 let rows = w[0]..w[1];
                 match kind {
-                    AccKind::Dense => {
+                    AccKind::Dense | AccKind::DenseByValue => {
                         return err(
                             Status::Internal,
                             "the dense symbolic phase runs through dense::count_rows",
@@ -210,6 +213,11 @@ fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
             let acc = ws.dense_rows::<V>();
             acc.prepare_numeric(k, max_row_nnz, sorted)?;
             dense::fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+        }
+        AccKind::DenseByValue => {
+            let acc = ws.dense_rows::<V>();
+            acc.prepare_by_value(k, max_row_nnz, sorted, vp.is_some())?;
+            dense::fill_rows_by_value(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
         }
         AccKind::Linked => {
             let acc = ws.linked::<V>();

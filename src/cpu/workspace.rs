@@ -30,8 +30,6 @@ struct Numeric<V: Scalar> {
     dense_rows: DenseRows<V>,
     linked: LinkedAcc<V>,
     probe: ProbeAcc<V>,
-    /// Dense values of the replay kernel (all -0.0 between rows).
-    replay: Vec<V>,
 }
 
 /// Accumulators of one worker: symbolic (bit sets) and numeric, for both value types.
@@ -62,8 +60,10 @@ impl Workspace {
     pub fn probe<V: Scalar>(&mut self) -> &mut ProbeAcc<V> {
         &mut self.numeric::<V>().probe
     }
+    /// Dense values of the replay kernel (all -0.0 between rows): the dense numeric
+    /// kernel's value array, so a plan that is replayed keeps one such array per worker.
     pub fn replay<V: Scalar>(&mut self) -> &mut Vec<V> {
-        &mut self.numeric::<V>().replay
+        self.numeric::<V>().dense_rows.values_mut()
     }
 }
 
