@@ -1381,3 +1381,143 @@ fn row_major_inline_checks_catch_bad_structure() {
         }
     }
 }
+
+#[test]
+fn spmv_inline_checks_give_the_checked_bits() {
+    // k = 1 with validation off: the SpMV kernel on A's own arrays proves the rows safe as
+    // it reads them instead of in a `check_rows` pass: the same bits as with validation on,
+    // for every type and base, both layouts, unit and padded strides (padded row-major takes
+    // the strided kernel), beta = 0 over NaN, alpha = 0, 1 to 3 threads.
+    let mut rng = Rng::new(64);
+    let m = blocky(&mut rng, 300, 500);
+    let on = Handle::new(1).unwrap();
+    let off: Vec<Handle> = [1, 2, 3]
+        .iter()
+        .map(|&t| {
+            let mut h = Handle::new(t).unwrap();
+            h.options.validate = false;
+            h
+        })
+        .collect();
+    for vt in VALUE_TYPES {
+        for ot in OFFSET_TYPES {
+            for it in INDEX_TYPES {
+                for base in [0, 1] {
+                    let a = typed(&m, ot, it, vt, base, true);
+                    for layout in LAYOUTS {
+                        for pad in [0, 2] {
+                            let x = Dense::new(m.ncols, 1, pad, layout, &mut rng);
+                            for (alpha, beta) in [(0.5, 0.0), (1.0, 2.0), (0.0, 2.0)] {
+                                let mut y = Dense::new(m.nrows, 1, pad, layout, &mut rng);
+                                if beta == 0.0 {
+                                    for r in (0..m.nrows).step_by(3) {
+                                        y.set(r, 0, f64::NAN);
+                                    }
+                                }
+                                let what = format!(
+                                    "{vt:?} {ot:?} {it:?} base {base} {layout:?} pad {pad} {alpha}/{beta}"
+                                );
+                                let want =
+                                    product(&on, &a, Op::NonTranspose, alpha, &x, beta, &y, None)
+                                        .unwrap();
+                                let r = reference(
+                                    &m,
+                                    Op::NonTranspose,
+                                    alpha,
+                                    &x,
+                                    beta,
+                                    &y,
+                                    round_for(vt),
+                                );
+                                check(&want, &y, &r, vt, &what);
+                                for h in &off {
+                                    let got =
+                                        product(h, &a, Op::NonTranspose, alpha, &x, beta, &y, None)
+                                            .unwrap();
+                                    assert!(
+                                        same_bits(&got, &want),
+                                        "{what}: {} threads, validation off differs",
+                                        h.threads()
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn spmv_inline_checks_catch_bad_structure_with_the_pass_messages() {
+    // k = 1, validation off, both layouts, unit strides (the inline-checked kernel): a column
+    // index above X's rows or below the base, a decreasing offset, a first offset below the
+    // base or a last one past the entries, deep in A, gives an error or a panic (a status at
+    // the ABI), never a result, and the message is the one of the `check_rows` pass.
+    let mut rng = Rng::new(65);
+    let m = blocky(&mut rng, 300, 500);
+    let nnz = m.col.len();
+    let mut h = Handle::new(2).unwrap();
+    h.options.validate = false;
+    for ot in OFFSET_TYPES {
+        for it in INDEX_TYPES {
+            for base in [0usize, 1] {
+                let good = || typed(&m, ot, it, ValueType::Float64, base, true);
+                let set_col = |a: &mut Typed, p: usize, v: i64| match &mut a.idx {
+                    Ix::I32(c) => c[p] = v as i32,
+                    Ix::I64(c) => c[p] = v,
+                };
+                let set_off = |a: &mut Typed, i: usize, v: i64| match &mut a.off {
+                    Off::I32(o) => o[i] = v as i32,
+                    Off::I64(o) => o[i] = v,
+                    Off::U64(o) => o[i] = v as u64,
+                };
+                let tail = m.ptr[290] + 1;
+                assert!(tail < m.ptr[291], "row 290 needs two entries");
+                let col_msg = format!("A: column index at position {tail} is outside");
+                let off_msg = "A: row offsets decrease or overrun the entries at row";
+                let mut cases: Vec<(&str, Typed, &str)> = Vec::new();
+                let mut a = good();
+                set_col(&mut a, tail, (m.ncols + base) as i64);
+                cases.push(("column past X", a, &col_msg));
+                let mut a = good();
+                set_col(&mut a, tail, base as i64 - 1);
+                cases.push(("column below base", a, &col_msg));
+                let mut a = good();
+                set_off(&mut a, 285, (m.ptr[286] + base + 1) as i64);
+                cases.push(("decreasing offset", a, off_msg));
+                let mut a = good();
+                set_off(&mut a, m.nrows, (nnz + base + 1) as i64);
+                // Found before the kernel (the entry count against the arrays' lengths).
+                cases.push(("last offset past the entries", a, "A: row_offsets["));
+                if ot != IndexType::SizeT || base == 1 {
+                    let mut a = good();
+                    set_off(&mut a, 0, base as i64 - 1);
+                    // Also found before the kernel.
+                    cases.push(("first offset below base", a, "A: row_offsets[0]"));
+                }
+                for (name, bad, msg) in &cases {
+                    for layout in LAYOUTS {
+                        let x = Dense::new(m.ncols, 1, 0, layout, &mut rng);
+                        let y = Dense::new(m.nrows, 1, 0, layout, &mut rng);
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            product(&h, bad, Op::NonTranspose, 1.0, &x, 0.0, &y, None)
+                        }));
+                        let what = format!("{ot:?} {it:?} base {base} {layout:?}: bad {name}");
+                        let got = match r {
+                            Ok(Ok(_)) => panic!("{what} accepted"),
+                            Ok(Err(e)) => e.to_string(),
+                            Err(p) => p
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                .unwrap_or_default(),
+                        };
+                        assert!(got.contains(msg), "{what}: message {got:?}, want {msg:?}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -251,3 +251,65 @@ fn spmv_f32_i32_cols() {
 fn spmv_f32_i64_cols() {
     check_all::<i32, i64, f32>(5, 1e-5);
 }
+
+/// Y written with non-temporal stores (`spmv::SPMV_STREAM_A_BYTES` = 0: any A) against plain
+/// stores: the same bits, padding untouched, for each index width, value type and base.
+fn streamed_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64) {
+    use spgemm::cpu::spmm::spmv::SPMV_STREAM_A_BYTES;
+    use std::sync::atomic::Ordering;
+    let mut rng = Rng(seed | 1);
+    let ncols = 37;
+    let m = matrix(&mut rng, 3 * 41 + 150, ncols);
+    for layout in [Layout::RowMajor, Layout::ColMajor] {
+        for base in [0, 1] {
+            for (alpha, beta) in [(1.0, 0.0), (-0.75, 0.0), (2.0, 1.0)] {
+                let c = Case {
+                    rows: &m,
+                    ncols,
+                    base,
+                    layout,
+                    pad: 0,
+                    alpha,
+                    beta,
+                };
+                let (x, _) = vector(&mut rng, ncols, &c, 0.0);
+                let (y, _) = vector(&mut rng, m.len(), &c, f64::NAN);
+                for isa in [Isa::Avx2, Isa::Avx512] {
+                    if !isa.available() {
+                        continue;
+                    }
+                    for threads in [1, 2] {
+                        SPMV_STREAM_A_BYTES.store(usize::MAX, Ordering::Relaxed);
+                        let cached = run::<O, I, V>(&c, isa, threads, false, &x, &y);
+                        SPMV_STREAM_A_BYTES.store(0, Ordering::Relaxed);
+                        let streamed = run::<O, I, V>(&c, isa, threads, false, &x, &y);
+                        SPMV_STREAM_A_BYTES.store(32 << 20, Ordering::Relaxed);
+                        let generic = run::<O, I, V>(&c, isa, threads, true, &x, &y);
+                        let same = |u: &[f64], v: &[f64]| {
+                            u.iter().zip(v).all(|(p, q)| p.to_bits() == q.to_bits())
+                        };
+                        let what = format!(
+                            "{isa:?} {layout:?} base {base} {alpha}/{beta} {threads} threads"
+                        );
+                        assert!(same(&cached, &streamed), "{what}: streamed stores differ");
+                        assert!(
+                            same(&cached, &generic),
+                            "{what}: differs from the generic kernel"
+                        );
+                        if beta == 0.0 {
+                            assert!(cached.iter().all(|v| !v.is_nan()), "{what}: Y not written");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn spmv_streamed_stores_give_the_cached_bits() {
+    streamed_same_bits::<i32, i32, f64>(11);
+    streamed_same_bits::<i64, i64, f64>(12);
+    streamed_same_bits::<u64, i32, f32>(13);
+    streamed_same_bits::<i32, i64, f32>(14);
+}

@@ -17,7 +17,7 @@
 
 use std::arch::x86_64::*;
 
-use super::rows::SparseRows;
+use super::rows::{SparseRows, bad_row};
 use super::{Dense, SpmmScalar};
 
 /// A scalar type's AVX-512 vector and the operations the kernels use. Every method needs
@@ -319,15 +319,6 @@ unsafe fn col_of<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
         bad_row(a, i, d.x_rows);
     }
     c
-}
-
-/// Row `i` failed an inline check: `check_rows` on it panics with the message naming the
-/// offset or column index (the ABI boundary turns that into a status).
-#[cold]
-#[inline(never)]
-fn bad_row<V: SpmmScalar, R: SparseRows<V>>(a: &R, i: usize, x_rows: usize) -> ! {
-    a.check_rows(i, i + 1, x_rows);
-    panic!("A: row {i} has offsets or column indices outside A's arrays or X's rows");
 }
 
 /// NV full vectors of row i from column j0.

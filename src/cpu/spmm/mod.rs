@@ -1007,6 +1007,11 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         unsafe { avx512::rowmajor::<V, R, true>(a, lo, hi, d) };
         return;
     }
+    // SpMV on A's own arrays proves the rows inline: no separate `check_rows` pass.
+    // SAFETY: FMA is set only on paths compiled with it; rows [lo, hi) are this chunk's.
+    if FMA && d.k == 1 && !d.a_checked && unsafe { spmv::rows_checked(a, lo, hi, d) } {
+        return;
+    }
     let mut b0 = lo;
     while b0 < hi {
         let b1 = block_end(a, b0, hi, max);

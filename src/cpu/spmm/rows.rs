@@ -50,19 +50,44 @@ pub trait SparseRows<V: Scalar>: Sync {
     }
 }
 
-/// Column indices as stored, by width (u64 indices are passed as i64: a checked index is
-/// below `x_rows`, far below 2^63, so both read the same value).
+/// Row `i` failed an inline check (`SparseRows::inline_limit`): `check_rows` on it panics
+/// with the message naming the offset or column index (the ABI boundary turns that into a
+/// status), as the separate pass would have.
+#[cold]
+#[inline(never)]
+pub(crate) fn bad_row<V: Scalar, R: SparseRows<V>>(a: &R, i: usize, x_rows: usize) -> ! {
+    a.check_rows(i, i + 1, x_rows);
+    panic!("A: row {i} has offsets or column indices outside A's arrays or X's rows");
+}
+
+/// Row offsets or column indices as stored, by width (u64 data is passed as i64: checked
+/// offsets and indices are far below 2^63, so both read the same value).
 #[derive(Clone, Copy)]
-pub enum RawCols<'a> {
+pub enum RawIdx<'a> {
     I32(&'a [i32]),
     I64(&'a [i64]),
 }
 
-/// Row offsets as stored, by width (u64 passed as i64, as for `RawCols`).
-#[derive(Clone, Copy)]
-pub enum RawOffs<'a> {
-    I32(&'a [i32]),
-    I64(&'a [i64]),
+impl<'a> RawIdx<'a> {
+    /// `s` by width, or `None` for an index type other than i32, i64 and u64.
+    #[inline(always)]
+    fn of<T: Idx>(s: &'a [T]) -> Option<Self> {
+        use std::any::TypeId;
+        let id = TypeId::of::<T>();
+        if id == TypeId::of::<i32>() {
+            // SAFETY: T is i32 (same type, same layout).
+            Some(Self::I32(unsafe {
+                std::slice::from_raw_parts(s.as_ptr().cast(), s.len())
+            }))
+        } else if id == TypeId::of::<i64>() || id == TypeId::of::<u64>() {
+            // SAFETY: T is i64, or u64 (same size and alignment; see above).
+            Some(Self::I64(unsafe {
+                std::slice::from_raw_parts(s.as_ptr().cast(), s.len())
+            }))
+        } else {
+            None
+        }
+    }
 }
 
 /// A as stored: row i's entries are at stored positions `[offs[i], offs[i + 1])`, minus
@@ -71,8 +96,8 @@ pub enum RawOffs<'a> {
 /// and their columns below `x_rows`.
 #[derive(Clone, Copy)]
 pub struct RawRows<'a, V> {
-    pub offs: RawOffs<'a>,
-    pub cols: RawCols<'a>,
+    pub offs: RawIdx<'a>,
+    pub cols: RawIdx<'a>,
     pub vals: &'a [V],
     pub base: usize,
 }
@@ -146,32 +171,9 @@ impl<O: Idx, I: Idx, V: Scalar> SparseRows<V> for CsrRows<'_, O, I, V> {
     }
     #[inline(always)]
     fn raw(&self) -> Option<RawRows<'_, V>> {
-        use std::any::TypeId;
-        let c = self.csr.col_indices();
-        let id = TypeId::of::<I>();
-        let cols = if id == TypeId::of::<i32>() {
-            // SAFETY: I is i32 (same type, same layout).
-            RawCols::I32(unsafe { std::slice::from_raw_parts(c.as_ptr().cast(), c.len()) })
-        } else if id == TypeId::of::<i64>() || id == TypeId::of::<u64>() {
-            // SAFETY: I is i64, or u64 (same size and alignment; see `RawCols`).
-            RawCols::I64(unsafe { std::slice::from_raw_parts(c.as_ptr().cast(), c.len()) })
-        } else {
-            return None;
-        };
-        let o = self.csr.row_offsets();
-        let id = TypeId::of::<O>();
-        let offs = if id == TypeId::of::<i32>() {
-            // SAFETY: O is i32.
-            RawOffs::I32(unsafe { std::slice::from_raw_parts(o.as_ptr().cast(), o.len()) })
-        } else if id == TypeId::of::<i64>() || id == TypeId::of::<u64>() {
-            // SAFETY: O is i64 or u64 (see `RawOffs`).
-            RawOffs::I64(unsafe { std::slice::from_raw_parts(o.as_ptr().cast(), o.len()) })
-        } else {
-            return None;
-        };
         Some(RawRows {
-            offs,
-            cols,
+            offs: RawIdx::of(self.csr.row_offsets())?,
+            cols: RawIdx::of(self.csr.col_indices())?,
             vals: self.vals,
             base: self.csr.base(),
         })

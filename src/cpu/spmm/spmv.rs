@@ -17,9 +17,21 @@
 //!
 //! On the FMA paths, A's own arrays (`SparseRows::raw`, CSR as stored) are read through
 //! pointers shifted by the index base (`raw_rows`): no bounds check on the row offsets and
-//! no base subtraction per entry; same order, same bits as `strided`.
+//! no base subtraction per entry; same order, same bits as `strided`. With validation off
+//! that kernel also proves the rows safe as it reads them (`rows_checked`), instead of a
+//! `check_rows` pass before it, and writes Y with non-temporal stores when beta = 0 and A
+//! is too large for the last-level cache (`SPMV_STREAM_A_BYTES`). Measured at 2 threads,
+//! k = 1, alternating with the previous binary in one run, best median of 5 rounds, us
+//! (column-major): inline checks rect_A_200kx2k 219 -> 171, lap3d_7pt_64 546 -> 448,
+//! rmat_16 1145 -> 962, sa_poisson_A 410 -> 333, elast3d_p1_22 227 -> 199; streamed
+//! stores banded_500k_7 1188 -> 964 (A 42 MB). Streaming from 8 MiB of A instead made
+//! lap3d_7pt_64 and elast3d_p1_22 (A 22 and 15 MB, which stay partly cached) slower.
+//! A branch-free tail (slots 1 and 2 always read an entry of the row and keep their sum
+//! through a bit select past its end) won 4-7% on rmat_16 but lost 25% on sa_poisson_A.
 
-use super::rows::{RawCols, RawOffs, SparseRows};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::rows::{RawIdx, SparseRows, bad_row};
 use super::{Dense, Layout, SpmmScalar, madd, store};
 
 /// Rows `[lo, hi)` of y.
@@ -35,7 +47,7 @@ pub(crate) unsafe fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
     d: &Dense<V>,
 ) {
     // SAFETY: forwarded contract.
-    if FMA && unsafe { raw_rows(a, lo, hi, d) } {
+    if FMA && unsafe { raw_rows::<V, R, false>(a, lo, hi, d) } {
         return;
     }
     let (sx, sy) = match d.layout {
@@ -99,7 +111,7 @@ unsafe fn strided<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const UNIT: 
 }
 
 /// Stored row offsets or column indices, read as usize. Checked entries are below 2^63, so
-/// u64 data passed as i64 reads the same value (see `RawCols`).
+/// u64 data passed as i64 reads the same value (see `RawIdx`).
 trait Ix: Copy {
     fn ix(self) -> usize;
 }
@@ -116,14 +128,37 @@ impl Ix for i64 {
     }
 }
 
-/// Rows `[lo, hi)` from A's own arrays when `a.raw()` has them and X and Y have unit
-/// strides, returning whether it ran. Same summation order (four fused partial sums) and
-/// store as `strided::<_, _, true, true>`, so the same bits.
+/// Rows `[lo, hi)` of a product whose A was not validated, proving them safe inline
+/// (`SparseRows::inline_limit`: each row's offsets before its entries are read, each column
+/// index before X is read at it) instead of a `check_rows` pass before the kernel (about 15%
+/// of an SpMV's samples on 7-entry rows). Runs only on the `raw_rows` path (A's own arrays,
+/// unit strides) and returns whether it ran; a bad row panics through `check_rows` with its
+/// message, as the separate pass would have. Same sums, same bits.
 ///
 /// # Safety
-/// As for `rows`, on a path compiled with FMA.
+/// FMA available (the caller is compiled with it); X and Y hold the shapes of `d` (checked
+/// in `run`); the rows belong to the caller.
 #[inline(always)]
-unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>>(
+pub(crate) unsafe fn rows_checked<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    lo: usize,
+    hi: usize,
+    d: &Dense<V>,
+) -> bool {
+    // SAFETY: forwarded contract; CHECK proves the rows.
+    unsafe { raw_rows::<V, R, true>(a, lo, hi, d) }
+}
+
+/// Rows `[lo, hi)` from A's own arrays when `a.raw()` has them and X and Y have unit
+/// strides (with `CHECK`, also `a.inline_limit()`), returning whether it ran. Same
+/// summation order (four fused partial sums) and store as `strided::<_, _, true, true>`,
+/// so the same bits.
+///
+/// # Safety
+/// As for `rows`, on a path compiled with FMA; with `CHECK` the rows need not have been
+/// checked.
+#[inline(always)]
+unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
     a: &R,
     lo: usize,
     hi: usize,
@@ -136,40 +171,125 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>>(
     let Some(raw) = a.raw().filter(|_| unit) else {
         return false;
     };
+    let limit = if CHECK {
+        match a.inline_limit() {
+            Some(l) => l,
+            None => return false,
+        }
+    } else {
+        usize::MAX
+    };
     let b = raw.base;
     // Stored offsets and indices count from `base`: the pointers are shifted back by it, so
     // stored values address them directly (computed pointers, never read outside A or X).
     let vals = raw.vals.as_ptr().wrapping_sub(b);
     let x = d.x.as_ptr().wrapping_sub(b);
+    let a_bytes = raw
+        .vals
+        .len()
+        .saturating_mul(std::mem::size_of::<V>())
+        .saturating_add(match raw.cols {
+            RawIdx::I32(c) => c.len().saturating_mul(4),
+            RawIdx::I64(c) => c.len().saturating_mul(8),
+        });
+    let stream = a_bytes >= SPMV_STREAM_A_BYTES.load(Ordering::Relaxed);
+    let chk = Check {
+        base: b,
+        limit,
+        x_rows: d.x_rows,
+    };
     // SAFETY: forwarded contract: rows [lo, hi) were checked (offsets non-decreasing within
-    // [base, base + nnz], columns in [base, base + x_rows)); Y's rows [lo, hi) are ours.
+    // [base, base + nnz], columns in [base, base + x_rows)), or are checked inline (CHECK);
+    // Y's rows [lo, hi) are ours.
     unsafe {
         let y = d.y.at(lo).sub(lo);
         macro_rules! go {
             ($o:expr, $c:expr) => {{
                 let (o, c) = ($o.as_ptr(), $c.as_ptr().wrapping_sub(b));
-                if d.beta == V::ZERO {
-                    raw_kernel::<V, _, _, true>(o, c, vals, x, y, lo, hi, d.alpha, d.beta)
+                if d.beta == V::ZERO && stream {
+                    raw_kernel::<V, R, _, _, true, true, CHECK>(
+                        a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
+                    );
+                    #[cfg(target_arch = "x86_64")]
+                    // Orders the non-temporal stores before whatever signals this block done.
+                    std::arch::x86_64::_mm_sfence();
+                } else if d.beta == V::ZERO {
+                    raw_kernel::<V, R, _, _, true, false, CHECK>(
+                        a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
+                    )
                 } else {
-                    raw_kernel::<V, _, _, false>(o, c, vals, x, y, lo, hi, d.alpha, d.beta)
+                    raw_kernel::<V, R, _, _, false, false, CHECK>(
+                        a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
+                    )
                 }
             }};
         }
         match (raw.offs, raw.cols) {
-            (RawOffs::I32(o), RawCols::I32(c)) => go!(o, c),
-            (RawOffs::I32(o), RawCols::I64(c)) => go!(o, c),
-            (RawOffs::I64(o), RawCols::I32(c)) => go!(o, c),
-            (RawOffs::I64(o), RawCols::I64(c)) => go!(o, c),
+            (RawIdx::I32(o), RawIdx::I32(c)) => go!(o, c),
+            (RawIdx::I32(o), RawIdx::I64(c)) => go!(o, c),
+            (RawIdx::I64(o), RawIdx::I32(c)) => go!(o, c),
+            (RawIdx::I64(o), RawIdx::I64(c)) => go!(o, c),
         }
     }
     true
 }
 
+/// Bytes of A's values and column indices from which an SpMV with beta = 0 writes Y with
+/// non-temporal stores: A then does not stay in the last-level cache (32 MiB here) between
+/// products, the product streams from memory, and a normal store of Y first reads the line
+/// it overwrites (one more pass over Y). Settable for tests; the results are the same bits.
+#[doc(hidden)]
+pub static SPMV_STREAM_A_BYTES: AtomicUsize = AtomicUsize::new(32 << 20);
+
+/// `*y = v` with a non-temporal store (x86-64: `movnti`; elsewhere a plain store).
+///
+/// # Safety
+/// `y` is valid, aligned and owned by the calling chunk.
+#[inline(always)]
+unsafe fn put_nt<V: SpmmScalar>(y: *mut V, v: V) {
+    // SAFETY: per the contract; V is f32 or f64 (4 or 8 bytes of plain data).
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_stream_si32, _mm_stream_si64};
+            if std::mem::size_of::<V>() == 8 {
+                _mm_stream_si64(y.cast(), std::mem::transmute_copy::<V, i64>(&v));
+            } else {
+                _mm_stream_si32(y.cast(), std::mem::transmute_copy::<V, i32>(&v));
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            *y = v;
+        }
+    }
+}
+
+/// Bounds for the inline checks of `raw_kernel` (stored values, which count from `base`).
+struct Check {
+    base: usize,
+    /// Stored offsets must lie in `[base, base + limit]` (`inline_limit`).
+    limit: usize,
+    /// Stored column indices must lie in `[base, base + x_rows)`.
+    x_rows: usize,
+}
+
 /// The loop of `raw_rows` (pointers shifted by the base; `y` addresses row 0 of Y).
-/// `BETA0`: beta = 0, Y not read.
+/// `BETA0`: beta = 0, Y not read. `CHECK`: offsets and columns are checked against `chk`
+/// before use; a failure ends in `bad_row`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn raw_kernel<V: SpmmScalar, O: Ix, C: Ix, const BETA0: bool>(
+unsafe fn raw_kernel<
+    V: SpmmScalar,
+    R: SparseRows<V>,
+    O: Ix,
+    C: Ix,
+    const BETA0: bool,
+    const STREAM: bool,
+    const CHECK: bool,
+>(
+    a: &R,
+    chk: &Check,
     offs: *const O,
     cols: *const C,
     vals: *const V,
@@ -181,33 +301,53 @@ unsafe fn raw_kernel<V: SpmmScalar, O: Ix, C: Ix, const BETA0: bool>(
     beta: V,
 ) {
     // SAFETY (all reads): positions [offs[i], offs[i + 1]) of a checked row address A's
-    // arrays through the shifted pointers, and their columns address X (`raw_rows`).
+    // arrays through the shifted pointers, and their columns address X (`raw_rows`); with
+    // CHECK, the row's offsets are checked before its entries are read and each column
+    // before X is read at it.
     unsafe {
-        let xat = |p: usize| std::ptr::read_volatile(x.wrapping_add((*cols.wrapping_add(p)).ix()));
+        let xat = |i: usize, p: usize| {
+            let c = (*cols.wrapping_add(p)).ix();
+            if CHECK && c.wrapping_sub(chk.base) >= chk.x_rows {
+                bad_row(a, i, chk.x_rows);
+            }
+            std::ptr::read_volatile(x.wrapping_add(c))
+        };
         let val = |p: usize| *vals.wrapping_add(p);
         let mut s = (*offs.add(lo)).ix();
+        if CHECK && s.wrapping_sub(chk.base) > chk.limit {
+            bad_row(a, lo, chk.x_rows);
+        }
         for i in lo..hi {
             let e = (*offs.add(i + 1)).ix();
+            // s is in [base, base + limit]: e in [s, base + limit] keeps the row inside.
+            if CHECK && (e < s || e.wrapping_sub(chk.base) > chk.limit) {
+                bad_row(a, i, chk.x_rows);
+            }
             let mut acc = [V::ZERO; 4];
             let mut p = s;
             while p + 4 <= e {
                 for (t, acc) in acc.iter_mut().enumerate() {
-                    *acc = madd::<V, true>(*acc, val(p + t), xat(p + t));
+                    *acc = madd::<V, true>(*acc, val(p + t), xat(i, p + t));
                 }
                 p += 4;
             }
             if p < e {
-                acc[0] = madd::<V, true>(acc[0], val(p), xat(p));
+                acc[0] = madd::<V, true>(acc[0], val(p), xat(i, p));
                 if p + 1 < e {
-                    acc[1] = madd::<V, true>(acc[1], val(p + 1), xat(p + 1));
+                    acc[1] = madd::<V, true>(acc[1], val(p + 1), xat(i, p + 1));
                     if p + 2 < e {
-                        acc[2] = madd::<V, true>(acc[2], val(p + 2), xat(p + 2));
+                        acc[2] = madd::<V, true>(acc[2], val(p + 2), xat(i, p + 2));
                     }
                 }
             }
             let sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
             let yi = y.add(i);
             // As `store`, with the beta test outside the loop.
+            if STREAM {
+                put_nt(yi, alpha * sum);
+                s = e;
+                continue;
+            }
             *yi = if BETA0 {
                 alpha * sum
             } else {
