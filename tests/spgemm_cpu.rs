@@ -1163,3 +1163,69 @@ fn sorted_output_sparse_rows_over_many_columns() {
     assert!(col.contains(&(k - 1)));
     check_sorted_everywhere(&a, &b, "sparse rows over many columns");
 }
+
+/// Products where every entry of C sums many multiplications (here about 60) take the
+/// dense value kernel (`exec::numeric_kind`: from 24 per entry on); it must give the
+/// reference's bits like every other kernel, with duplicates, zeros, NaN and Inf, in
+/// both bases and sorted or not.
+#[test]
+fn many_products_per_entry_value_kernel() {
+    let mut rng = Rng::new(24);
+    for trial in 0..4 {
+        let s = Shape {
+            nrows: 70,
+            ncols: 48,
+            max_row: 64,
+            empty_rows: 0.1,
+            duplicates: true,
+            unsorted: trial % 2 == 0,
+            zeros: 0.05,
+            non_finite: trial == 3,
+            integer_values: trial == 1,
+        };
+        let a = random(&mut rng, s);
+        let b = random(
+            &mut rng,
+            Shape {
+                nrows: 48,
+                ncols: 4 + trial,
+                max_row: 16,
+                empty_rows: 0.0,
+                non_finite: false,
+                ..s
+            },
+        );
+        let want_f = |vt| expected(&a, &b, vt, true);
+        let flops: usize = (0..a.nrows)
+            .flat_map(|i| a.ptr[i]..a.ptr[i + 1])
+            .map(|p| b.ptr[a.col[p] + 1] - b.ptr[a.col[p]])
+            .sum();
+        let nnz_c = reference::<f64>(&a, &b).1.len();
+        assert!(
+            flops >= 24 * nnz_c,
+            "trial {trial}: {flops} products for {nnz_c} entries"
+        );
+        check_all_algorithms(&a, &b, &format!("value kernel trial {trial}"));
+        for vt in VALUE_TYPES {
+            let want = want_f(vt);
+            for base in [0, 1] {
+                for sorted in [true, false] {
+                    let h = handle(2, Algorithm::Dense, sorted);
+                    let ta = typed(&a, IndexType::Int64, IndexType::Int32, vt, base, true);
+                    let tb = typed(&b, IndexType::Int64, IndexType::Int32, vt, base, true);
+                    let f = OutputFormat {
+                        offsets: IndexType::Int64,
+                        indices: IndexType::Int64,
+                        base,
+                    };
+                    let got = product(&h, &ta, &tb, f, true).unwrap();
+                    let got = if sorted { got } else { sort_rows(&got) };
+                    assert_eq!(
+                        got, want,
+                        "trial {trial} {vt:?} base {base} sorted {sorted}"
+                    );
+                }
+            }
+        }
+    }
+}
