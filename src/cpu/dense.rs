@@ -31,7 +31,7 @@ use rayon::prelude::*;
 
 use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
-use crate::cpu::gustavson::split_at_bounds;
+use crate::cpu::gustavson::{split_at_bounds, value_pair};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
@@ -373,10 +373,7 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     mut vals: Option<&mut [V]>,
 ) -> Result<()> {
     let off0 = row_ptr[rows.start];
-    let values = match (a.values(), b.values(), vals.is_some()) {
-        (Some(av), Some(bv), true) => Some((av, bv)),
-        _ => None,
-    };
+    let values = value_pair(a, b, vals.is_some());
     let cap = ws.row_cols.len();
     debug_assert!(cap >= 1 && ws.row_vals.len() == cap);
     let last = cap - 1;
@@ -476,10 +473,7 @@ pub fn fill_rows_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
     mut vals: Option<&mut [V]>,
 ) -> Result<()> {
     let off0 = row_ptr[rows.start];
-    let values = match (a.values(), b.values(), vals.is_some()) {
-        (Some(av), Some(bv), true) => Some((av, bv)),
-        _ => None,
-    };
+    let values = value_pair(a, b, vals.is_some());
     let b_base = b.base();
     // `mark` and `dense` are indexed by B's raw column index (k + base slots).
     let slots = b.ncols() + b_base;

@@ -118,6 +118,20 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
         })
 }
 
+/// A's and B's values when the numeric kernels are to compute C's values (`want`: the
+/// caller passed a value array) and both inputs carry them; `None` runs a structure-only
+/// product.
+pub(crate) fn value_pair<'m, O: Idx, I: Idx, V: Scalar>(
+    a: &CsrRef<'m, O, I, V>,
+    b: &CsrRef<'m, O, I, V>,
+    want: bool,
+) -> Option<(&'m [V], &'m [V])> {
+    match (a.values(), b.values(), want) {
+        (Some(av), Some(bv), true) => Some((av, bv)),
+        _ => None,
+    }
+}
+
 /// Numeric kernel for one chunk of rows; `cols`/`vals` hold exactly those rows' entries.
 #[allow(clippy::too_many_arguments)]
 fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx, A: Accumulator<V>>(
@@ -132,10 +146,7 @@ fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx, A: Accumulator<V>>(
     mut vals: Option<&mut [V]>,
 ) -> Result<()> {
     let off0 = row_ptr[rows.start];
-    let values = match (a.values(), b.values(), vals.is_some()) {
-        (Some(av), Some(bv), true) => Some((av, bv)),
-        _ => None,
-    };
+    let values = value_pair(a, b, vals.is_some());
     for i in rows {
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         acc.begin_row(e - s);

@@ -75,6 +75,13 @@ pub fn balanced_chunks(prefix: &[u64], threads: usize) -> Vec<usize> {
     balanced_chunks_by(prefix.len() - 1, threads, |i| prefix[i] + i as u64)
 }
 
+/// Work before the start of part `p` of `parts` when the parts share `total` evenly
+/// (computed without overflowing u64).
+fn part_target(total: u64, parts: usize, p: usize) -> u64 {
+    let (parts, p) = (parts as u64, p as u64);
+    total / parts * p + (total % parts) * p / parts
+}
+
 /// Splits rows `0..m` into contiguous chunks of about equal work, where `cost(i)` is the
 /// (non-decreasing) work of rows `0..i`. Returns chunk boundaries `[0, r1, ..., m]`.
 pub fn balanced_chunks_by(m: usize, threads: usize, cost: impl Fn(usize) -> u64) -> Vec<usize> {
@@ -87,8 +94,7 @@ pub fn balanced_chunks_by(m: usize, threads: usize, cost: impl Fn(usize) -> u64)
     let mut bounds = Vec::with_capacity(parts + 1);
     bounds.push(0);
     for p in 1..parts {
-        let target =
-            total / parts as u64 * p as u64 + (total % parts as u64) * p as u64 / parts as u64;
+        let target = part_target(total, parts, p);
         // First row index r with cost(r) >= target.
         let (mut lo, mut hi) = (*bounds.last().unwrap(), m);
         while lo < hi {
@@ -130,8 +136,7 @@ pub fn balanced_chunks_blocked(
     let mut bounds = Vec::with_capacity(parts + 1);
     bounds.push(0);
     for p in 1..parts {
-        let target =
-            total / parts as u64 * p as u64 + (total % parts as u64) * p as u64 / parts as u64;
+        let target = part_target(total, parts, p);
         // First row r with cost(r) >= target (m if none): the last block start below the
         // target, then row by row from there.
         let r = if target == 0 {
