@@ -288,13 +288,20 @@ pub fn partition<V: Scalar, R: SparseRows<V>>(a: &R, parts: usize) -> Vec<usize>
 }
 
 /// Calls `f(c)` once for every `c` in `0..parts`. With `threads > 1` and several parts the
-/// calling thread takes parts itself, beside up to `threads` workers of `pool` (or, with
-/// `None`, of the rayon pool the caller runs in): parts are claimed in order from a shared
+/// calling thread takes parts itself, beside up to `threads` helper jobs on `pool` (or, with
+/// `None`, on the rayon pool the caller runs in): parts are claimed in order from a shared
 /// counter, so a worker that wakes late finds less to do instead of holding up the call,
 /// and a short call needs no hand-off to the pool and back (a stand-alone rayon program on
 /// this 2-core VM: an empty 16-part call took 25 us through `install` + `par_iter`, 1 us
 /// this way; 16 parts of 40 us each, median 405 us against 368 us). Which thread computes
 /// a part never changes the part's result.
+///
+/// The call returns once every part is done, without waiting for helpers that have not
+/// started: a helper that starts later finds no part left and ends (`Parts`). A scope would
+/// wait for each helper job to run, i.e. for a sleeping worker to wake only to find nothing
+/// left, and then for the caller to be woken in turn (see `Parts` for the figures).
+/// A panic in a part (a bad row of A) stops the remaining parts and is re-raised here once
+/// the parts already running have ended.
 pub(crate) fn for_each_part(
     pool: Option<&rayon::ThreadPool>,
     threads: usize,
@@ -305,31 +312,93 @@ pub(crate) fn for_each_part(
         (0..parts).for_each(f);
         return;
     }
-    let next = AtomicUsize::new(0);
-    let work = || {
-        loop {
-            let c = next.fetch_add(1, Ordering::Relaxed);
-            if c >= parts {
-                break;
-            }
-            f(c);
-        }
-    };
+    // SAFETY: only the lifetime is erased; `Parts::work` calls `f` only for a part it
+    // claimed below `parts`, and this call returns only after every such part is done
+    // (`wait`), so `f` is alive whenever it is called.
+    let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
+    let st = std::sync::Arc::new(Parts {
+        next: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        parts,
+        f,
+        failed: std::sync::atomic::AtomicBool::new(false),
+        panic: parking_lot::Mutex::new(None),
+    });
     // Every worker is asked (not threads - 1): with workers bound to cores, the one sharing
     // the caller's core would otherwise be the only helper some of the time.
-    let helpers = threads.min(parts - 1);
-    match pool {
-        Some(p) => p.in_place_scope(|s| spawn_and_work(s, helpers, &work)),
-        None => rayon::in_place_scope(|s| spawn_and_work(s, helpers, &work)),
+    for _ in 0..threads.min(parts - 1) {
+        let s = std::sync::Arc::clone(&st);
+        match pool {
+            Some(p) => p.spawn(move || s.work()),
+            None => rayon::spawn(move || s.work()),
+        }
+    }
+    st.work();
+    st.wait();
+    if let Some(p) = st.panic.lock().take() {
+        std::panic::resume_unwind(p);
     }
 }
 
-/// `helpers` jobs running `work` in the scope's pool, and `work` on the calling thread.
-fn spawn_and_work<'s>(s: &rayon::Scope<'s>, helpers: usize, work: &'s (dyn Fn() + Sync)) {
-    for _ in 0..helpers {
-        s.spawn(move |_| work());
+/// The parts of one `for_each_part` call, shared by the caller and its helper jobs. A
+/// helper job may run after the call returned (its worker was asleep): it then claims a
+/// number at or past `parts` and ends without touching `f`.
+struct Parts {
+    /// Next part to claim (counts past `parts` as late helpers try).
+    next: AtomicUsize,
+    /// Parts finished (run, or skipped after a panic).
+    done: AtomicUsize,
+    parts: usize,
+    /// The call's `f` (lifetime erased, see `for_each_part`).
+    f: *const (dyn Fn(usize) + Sync + 'static),
+    /// A part panicked: the parts still unclaimed are skipped.
+    failed: std::sync::atomic::AtomicBool,
+    panic: parking_lot::Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+// SAFETY: `f` points to a `Sync` closure, called only while the call that owns it waits
+// (see `for_each_part`); the other fields are atomics and a mutex.
+unsafe impl Send for Parts {}
+// SAFETY: as above.
+unsafe impl Sync for Parts {}
+
+impl Parts {
+    /// Claims and runs parts until none is left.
+    fn work(&self) {
+        loop {
+            let c = self.next.fetch_add(1, Ordering::Relaxed);
+            if c >= self.parts {
+                return;
+            }
+            if !self.failed.load(Ordering::Relaxed) {
+                // SAFETY: part c < parts is claimed and not yet counted in `done`, so the
+                // call that owns `f` is still waiting for it.
+                let f = unsafe { &*self.f };
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(c)));
+                if let Err(p) = r {
+                    self.failed.store(true, Ordering::Relaxed);
+                    self.panic.lock().get_or_insert(p);
+                }
+            }
+            // Release: the part's writes (its rows of Y) before the caller's return.
+            self.done.fetch_add(1, Ordering::Release);
+        }
     }
-    work();
+
+    /// Waits until every part is done (the caller has claimed the last one, so the rest
+    /// are running on helpers: a short spin, then yielding the core in case a helper
+    /// shares it).
+    fn wait(&self) {
+        let mut spins = 0u32;
+        while self.done.load(Ordering::Acquire) < self.parts {
+            if spins < 1 << 12 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
 }
 
 /// Y = alpha * A * X + beta * Y with the calling thread and `pool`'s workers (`None`: the
