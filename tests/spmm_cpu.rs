@@ -20,6 +20,15 @@ const OPS: [Op; 2] = [Op::NonTranspose, Op::Transpose];
 /// Value written into padding (entries beyond the used part of a leading dimension).
 const PAD: f64 = 12345.0;
 
+/// The kernels' tuning knobs (`kern::SCATTER_BYTES`, `WINDOW_BYTES`, ...) are process-wide:
+/// tests that set them hold this lock, so that a test checking which path ran
+/// (`kern::path_counts`) runs under its own settings.
+static KNOBS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn knobs() -> std::sync::MutexGuard<'static, ()> {
+    KNOBS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A dense matrix in f64 with its storage parameters.
 #[derive(Clone, Debug)]
 struct Dense {
@@ -799,6 +808,7 @@ fn packed_column_major_path_gives_the_direct_kernels_bits() {
     // a multiple of the panel width, ld > rows, beta = 0 and beta != 0, both types, 1-based
     // 64-bit indices, both ops, with and without an analysis. On machines without AVX-512
     // both runs take the direct kernels and only the reference check bites.
+    let _knobs = knobs();
     use std::sync::atomic::Ordering;
     let h = Handle::new(2).unwrap();
     let mut rng = Rng::new(32);
@@ -836,13 +846,23 @@ fn packed_column_major_path_gives_the_direct_kernels_bits() {
                 for (beta, analysis) in [(0.0, None), (0.75, Some(&an))] {
                     let x = Dense::new(xr, k, 5, Layout::ColMajor, &mut rng);
                     let y = Dense::new(yr, k, 2, Layout::ColMajor, &mut rng);
+                    let panels = || kern::path_counts().packed_panels;
+                    let n0 = panels();
                     packed_mode(nv);
                     let packed = product(&h, &a, op, -1.25, &x, beta, &y, analysis);
+                    let n1 = panels();
                     direct_mode();
                     let direct = product(&h, &a, op, -1.25, &x, beta, &y, analysis);
+                    let n2 = panels();
                     defaults();
                     let (packed, direct) = (packed.unwrap(), direct.unwrap());
                     let what = format!("{vt:?} {op:?} k {k} panel {nv} beta {beta}");
+                    // The packed panels really ran (their bits equal the direct kernels',
+                    // so only the count shows it), and only when forced.
+                    if Isa::detect() == Isa::Avx512 {
+                        assert!(n1 > n0, "{what}: the packed path did not run");
+                    }
+                    assert_eq!(n2, n1, "{what}: packed panels in direct mode");
                     let want = reference(&m, op, -1.25, &x, beta, &y, round_for(vt));
                     check(&packed, &y, &want, vt, &what);
                     check(&direct, &y, &want, vt, &what);
@@ -858,6 +878,7 @@ fn packed_column_major_path_gives_the_direct_kernels_bits() {
 fn packed_column_major_degenerate_shapes() {
     // The packed path (forced) on m = 0, n = 0, all-empty rows and a single long row, with
     // beta = 0 over a NaN-filled Y (must not leak) and alpha = 0 (A and X not read).
+    let _knobs = knobs();
     use std::sync::atomic::Ordering;
     let h = Handle::new(2).unwrap();
     let mut rng = Rng::new(34);
@@ -1060,6 +1081,7 @@ fn column_major_tiles_and_whole_chunk_groups_give_the_same_bits() {
     // Column-major products run in L2 row tiles or, when a column group spans much of X,
     // one pass per group over the whole chunk (`TILE_SPAN_BYTES`). Both, forced, against
     // the reference and bit for bit; k with groups of 8, 4, 2 and 1 columns, padded ld.
+    let _knobs = knobs();
     use std::sync::atomic::Ordering;
     let h = Handle::new(2).unwrap();
     let mut rng = Rng::new(42);
@@ -1102,6 +1124,7 @@ fn streamed_stores_and_wide_panels_give_the_cached_stores_bits() {
     // NaN-filled (beta = 0 must not read it). Column-major runs the packed path (forced)
     // with X wider than one packing part (4096 rows) and not a multiple of the 8 x 8
     // transposes, and k not a multiple of 8. Without AVX-512 only the reference bites.
+    let _knobs = knobs();
     use std::sync::atomic::Ordering;
     let h = Handle::new(2).unwrap();
     let mut rng = Rng::new(36);
@@ -1188,8 +1211,10 @@ fn window_rings_give_the_direct_kernels_bits() {
     // slide forward, backward (a fresh ring per block), jump ahead, blocks wider than the
     // ring (direct kernel inside the ring path), empty rows; k not a multiple of the
     // panel, ld > rows, beta = 0 over NaN and beta != 0, both types, 0/1-based 32/64-bit
-    // indices, both ops, 1 and 2 threads, with and without an analysis, streamed stores.
+    // indices, both ops (op(A) = A^T takes the packed panels, see below), 1 and 2 threads,
+    // with and without an analysis, streamed stores.
     // Without AVX-512 only the reference check bites.
+    let _knobs = knobs();
     use std::sync::atomic::Ordering;
     let mut rng = Rng::new(38);
     let m = sliding(&mut rng, 6000, 5000);
@@ -1204,6 +1229,8 @@ fn window_rings_give_the_direct_kernels_bits() {
         kern::PACK_MIN_K.store(8, Ordering::Relaxed);
         kern::STREAM_Y_BYTES.store(16 << 20, Ordering::Relaxed);
     };
+    // Blocks too wide for their ring (computed by the direct kernel inside the ring path).
+    let mut wide_blocks = 0;
     for threads in [1, 2] {
         let h = Handle::new(threads).unwrap();
         for vt in VALUE_TYPES {
@@ -1226,14 +1253,40 @@ fn window_rings_give_the_direct_kernels_bits() {
                             kern::PACK_MIN_K.store(2, Ordering::Relaxed);
                             kern::STREAM_Y_BYTES
                                 .store(if k == 17 { 0 } else { usize::MAX }, Ordering::Relaxed);
+                            let c0 = kern::path_counts();
                             window_mode(bytes);
                             let ring = product(&h, &a, op, 0.75, &x, beta, &y, analysis);
+                            let c1 = kern::path_counts();
                             direct_mode();
                             let direct = product(&h, &a, op, 0.75, &x, beta, &y, analysis);
+                            let c2 = kern::path_counts();
                             defaults();
                             let (ring, direct) = (ring.unwrap(), direct.unwrap());
                             let what = format!(
                                 "threads {threads} {vt:?} {it:?} {op:?} k {k} ring budget {bytes} beta {beta}"
+                            );
+                            // The rings really ran (same bits as the direct kernels, so only
+                            // the counts show it; with one thread every block is counted on
+                            // this thread), and not in direct mode. For op(A) = A^T the rows
+                            // of this A^T read X all over (wider than `TILE_SPAN_BYTES`), so
+                            // the packed panels run instead of the rings.
+                            if Isa::detect() == Isa::Avx512 && op == Op::NonTranspose {
+                                assert!(c1.window_calls > c0.window_calls, "{what}: no rings");
+                                if threads == 1 {
+                                    assert!(
+                                        c1.ring_blocks > c0.ring_blocks,
+                                        "{what}: no block computed from a ring"
+                                    );
+                                    wide_blocks += c1.ring_direct_blocks - c0.ring_direct_blocks;
+                                }
+                            }
+                            assert_eq!(
+                                c2.window_calls, c1.window_calls,
+                                "{what}: rings in direct mode"
+                            );
+                            assert_eq!(
+                                c2.ring_blocks, c1.ring_blocks,
+                                "{what}: ring blocks in direct mode"
                             );
                             let want = reference(&m, op, 0.75, &x, beta, &y, round_for(vt));
                             check(&ring, &y, &want, vt, &what);
@@ -1248,15 +1301,23 @@ fn window_rings_give_the_direct_kernels_bits() {
             }
         }
     }
+    if Isa::detect() == Isa::Avx512 {
+        assert!(wide_blocks > 0, "no block wider than its ring");
+    }
 }
 
-#[test]
-fn row_major_inline_checks_give_the_checked_bits() {
-    // With validation off the AVX-512 row-major kernel proves A's rows safe as it reads
-    // them (`SparseRows::inline_limit`) instead of in a pass before: the same bits as with
-    // validation on (blocks checked in full first), for every type and base, k not a
-    // multiple of the vector length, ld > k, beta = 0 over NaN, alpha = 0, any thread count.
-    let mut rng = Rng::new(62);
+/// Validation off (1 to 3 threads) against validation on (one thread), bit for bit, and
+/// validation on against the reference: for every value, offset and index type and base,
+/// each `(layout, k, pad)` of `shapes` and alpha/beta 0.5/0 (Y NaN at `nan(row, k)`'s
+/// column, which beta = 0 must not read), 1/2 and 0/2 (A and X not read). The driver of the
+/// inline-check tests (the kernels prove A's rows safe as they read them when validation
+/// is off).
+fn inline_checks_give_the_checked_bits(
+    seed: u64,
+    shapes: &[(Layout, usize, usize)],
+    nan: fn(usize, usize) -> Option<usize>,
+) {
+    let mut rng = Rng::new(seed);
     let m = blocky(&mut rng, 300, 500);
     let on = Handle::new(1).unwrap();
     let off: Vec<Handle> = [1, 2, 3]
@@ -1272,36 +1333,26 @@ fn row_major_inline_checks_give_the_checked_bits() {
             for it in INDEX_TYPES {
                 for base in [0, 1] {
                     let a = typed(&m, ot, it, vt, base, true);
-                    for k in [2, 8, 13, 16, 24, 32, 70] {
-                        let pad = k % 3;
-                        let x = Dense::new(m.ncols, k, pad, Layout::RowMajor, &mut rng);
+                    for &(layout, k, pad) in shapes {
+                        let x = Dense::new(m.ncols, k, pad, layout, &mut rng);
                         for (alpha, beta) in [(0.5, 0.0), (1.0, 2.0), (0.0, 2.0)] {
-                            let mut y = Dense::new(m.nrows, k, pad, Layout::RowMajor, &mut rng);
+                            let mut y = Dense::new(m.nrows, k, pad, layout, &mut rng);
                             if beta == 0.0 {
                                 for r in 0..m.nrows {
-                                    y.set(r, r % k, f64::NAN);
+                                    if let Some(j) = nan(r, k) {
+                                        y.set(r, j, f64::NAN);
+                                    }
                                 }
                             }
-                            let what =
-                                format!("{vt:?} {ot:?} {it:?} base {base} k {k} {alpha}/{beta}");
+                            let what = format!(
+                                "{vt:?} {ot:?} {it:?} base {base} {layout:?} k {k} pad {pad} {alpha}/{beta}"
+                            );
                             let want =
                                 product(&on, &a, Op::NonTranspose, alpha, &x, beta, &y, None)
                                     .unwrap();
-                            check(
-                                &want,
-                                &y,
-                                &reference(
-                                    &m,
-                                    Op::NonTranspose,
-                                    alpha,
-                                    &x,
-                                    beta,
-                                    &y,
-                                    round_for(vt),
-                                ),
-                                vt,
-                                &what,
-                            );
+                            let r =
+                                reference(&m, Op::NonTranspose, alpha, &x, beta, &y, round_for(vt));
+                            check(&want, &y, &r, vt, &what);
                             for h in &off {
                                 let got =
                                     product(h, &a, Op::NonTranspose, alpha, &x, beta, &y, None)
@@ -1320,49 +1371,83 @@ fn row_major_inline_checks_give_the_checked_bits() {
     }
 }
 
+/// Copies of `m` (float64, types `ot`/`it`, base `base`) each broken in one way deep in A,
+/// with the start of the message the `check_rows` pass gives for it: a column index above
+/// X's rows or below the base at position `tail`, a decreasing offset at row 285, a last
+/// offset past the entries and (where the offset type can hold it) a first offset below
+/// the base (the last two found before the kernels, from the arrays' lengths).
+fn bad_structures(
+    m: &Csr,
+    ot: IndexType,
+    it: IndexType,
+    base: usize,
+    tail: usize,
+) -> Vec<(&'static str, Typed, String)> {
+    let nnz = m.col.len();
+    let good = || typed(m, ot, it, ValueType::Float64, base, true);
+    let set_col = |a: &mut Typed, p: usize, v: i64| match &mut a.idx {
+        Ix::I32(c) => c[p] = v as i32,
+        Ix::I64(c) => c[p] = v,
+    };
+    let set_off = |a: &mut Typed, i: usize, v: i64| match &mut a.off {
+        Off::I32(o) => o[i] = v as i32,
+        Off::I64(o) => o[i] = v,
+        Off::U64(o) => o[i] = v as u64,
+    };
+    let col_msg = format!("A: column index at position {tail} is outside");
+    let off_msg = "A: row offsets decrease or overrun the entries at row".to_string();
+    let mut cases = Vec::new();
+    let mut a = good();
+    set_col(&mut a, tail, (m.ncols + base) as i64);
+    cases.push(("column past X", a, col_msg.clone()));
+    let mut a = good();
+    set_col(&mut a, tail, base as i64 - 1);
+    cases.push(("column below base", a, col_msg));
+    let mut a = good();
+    set_off(&mut a, 285, (m.ptr[286] + base + 1) as i64);
+    cases.push(("decreasing offset", a, off_msg));
+    let mut a = good();
+    set_off(&mut a, m.nrows, (nnz + base + 1) as i64);
+    cases.push((
+        "last offset past the entries",
+        a,
+        "A: row_offsets[".to_string(),
+    ));
+    if ot != IndexType::SizeT || base == 1 {
+        let mut a = good();
+        set_off(&mut a, 0, base as i64 - 1);
+        cases.push((
+            "first offset below base",
+            a,
+            "A: row_offsets[0]".to_string(),
+        ));
+    }
+    cases
+}
+
+#[test]
+fn row_major_inline_checks_give_the_checked_bits() {
+    // The AVX-512 row-major kernel proves A's rows safe as it reads them: k not a multiple
+    // of the vector length, ld > k, NaN in every row of Y under beta = 0.
+    let shapes: Vec<_> = [2, 8, 13, 16, 24, 32, 70]
+        .iter()
+        .map(|&k| (Layout::RowMajor, k, k % 3))
+        .collect();
+    inline_checks_give_the_checked_bits(62, &shapes, |r, k| Some(r % k));
+}
+
 #[test]
 fn row_major_inline_checks_catch_bad_structure() {
-    // Validation off, row-major: a column index above X's rows or below the base, a
-    // decreasing offset, a first offset below the base or a last one past the entries,
-    // anywhere in A, gives an error or a panic (a status at the ABI), never a result.
+    // Validation off, row-major: each of `bad_structures`, anywhere in A, gives an error or a
+    // panic (a status at the ABI), never a result.
     let mut rng = Rng::new(63);
     let m = blocky(&mut rng, 300, 500);
-    let nnz = m.col.len();
     let mut h = Handle::new(2).unwrap();
     h.options.validate = false;
     for ot in OFFSET_TYPES {
         for it in INDEX_TYPES {
             for base in [0usize, 1] {
-                let good = || typed(&m, ot, it, ValueType::Float64, base, true);
-                let set_col = |a: &mut Typed, p: usize, v: i64| match &mut a.idx {
-                    Ix::I32(c) => c[p] = v as i32,
-                    Ix::I64(c) => c[p] = v,
-                };
-                let set_off = |a: &mut Typed, i: usize, v: i64| match &mut a.off {
-                    Off::I32(o) => o[i] = v as i32,
-                    Off::I64(o) => o[i] = v,
-                    Off::U64(o) => o[i] = v as u64,
-                };
-                let tail = m.ptr[290];
-                let mut cases: Vec<(&str, Typed)> = Vec::new();
-                let mut a = good();
-                set_col(&mut a, tail, (m.ncols + base) as i64);
-                cases.push(("column past X", a));
-                let mut a = good();
-                set_col(&mut a, tail, base as i64 - 1);
-                cases.push(("column below base", a));
-                let mut a = good();
-                set_off(&mut a, 285, (m.ptr[286] + base + 1) as i64);
-                cases.push(("decreasing offset", a));
-                let mut a = good();
-                set_off(&mut a, m.nrows, (nnz + base + 1) as i64);
-                cases.push(("last offset past the entries", a));
-                if ot != IndexType::SizeT || base == 1 {
-                    let mut a = good();
-                    set_off(&mut a, 0, base as i64 - 1);
-                    cases.push(("first offset below base", a));
-                }
-                for (name, bad) in &cases {
+                for (name, bad, _) in &bad_structures(&m, ot, it, base, m.ptr[290]) {
                     for k in [2, 8, 16, 20, 64] {
                         let x = Dense::new(m.ncols, k, 1, Layout::RowMajor, &mut rng);
                         let y = Dense::new(m.nrows, k, 1, Layout::RowMajor, &mut rng);
@@ -1384,120 +1469,31 @@ fn row_major_inline_checks_catch_bad_structure() {
 
 #[test]
 fn spmv_inline_checks_give_the_checked_bits() {
-    // k = 1 with validation off: the SpMV kernel on A's own arrays proves the rows safe as
-    // it reads them instead of in a `check_rows` pass: the same bits as with validation on,
-    // for every type and base, both layouts, unit and padded strides (padded row-major takes
-    // the strided kernel), beta = 0 over NaN, alpha = 0, 1 to 3 threads.
-    let mut rng = Rng::new(64);
-    let m = blocky(&mut rng, 300, 500);
-    let on = Handle::new(1).unwrap();
-    let off: Vec<Handle> = [1, 2, 3]
+    // k = 1: the SpMV kernel on A's own arrays proves the rows safe as it reads them, both
+    // layouts, unit and padded strides (padded row-major takes the strided kernel), NaN in
+    // every third row of Y under beta = 0.
+    let shapes: Vec<_> = [Layout::RowMajor, Layout::ColMajor]
         .iter()
-        .map(|&t| {
-            let mut h = Handle::new(t).unwrap();
-            h.options.validate = false;
-            h
-        })
+        .flat_map(|&l| [(l, 1, 0), (l, 1, 2)])
         .collect();
-    for vt in VALUE_TYPES {
-        for ot in OFFSET_TYPES {
-            for it in INDEX_TYPES {
-                for base in [0, 1] {
-                    let a = typed(&m, ot, it, vt, base, true);
-                    for layout in LAYOUTS {
-                        for pad in [0, 2] {
-                            let x = Dense::new(m.ncols, 1, pad, layout, &mut rng);
-                            for (alpha, beta) in [(0.5, 0.0), (1.0, 2.0), (0.0, 2.0)] {
-                                let mut y = Dense::new(m.nrows, 1, pad, layout, &mut rng);
-                                if beta == 0.0 {
-                                    for r in (0..m.nrows).step_by(3) {
-                                        y.set(r, 0, f64::NAN);
-                                    }
-                                }
-                                let what = format!(
-                                    "{vt:?} {ot:?} {it:?} base {base} {layout:?} pad {pad} {alpha}/{beta}"
-                                );
-                                let want =
-                                    product(&on, &a, Op::NonTranspose, alpha, &x, beta, &y, None)
-                                        .unwrap();
-                                let r = reference(
-                                    &m,
-                                    Op::NonTranspose,
-                                    alpha,
-                                    &x,
-                                    beta,
-                                    &y,
-                                    round_for(vt),
-                                );
-                                check(&want, &y, &r, vt, &what);
-                                for h in &off {
-                                    let got =
-                                        product(h, &a, Op::NonTranspose, alpha, &x, beta, &y, None)
-                                            .unwrap();
-                                    assert!(
-                                        same_bits(&got, &want),
-                                        "{what}: {} threads, validation off differs",
-                                        h.threads()
-                                    );
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
+    inline_checks_give_the_checked_bits(64, &shapes, |r, _| (r % 3 == 0).then_some(0));
 }
 
 #[test]
 fn spmv_inline_checks_catch_bad_structure_with_the_pass_messages() {
-    // k = 1, validation off, both layouts, unit strides (the inline-checked kernel): a column
-    // index above X's rows or below the base, a decreasing offset, a first offset below the
-    // base or a last one past the entries, deep in A, gives an error or a panic (a status at
-    // the ABI), never a result, and the message is the one of the `check_rows` pass.
+    // k = 1, validation off, both layouts, unit strides (the inline-checked kernel): each of
+    // `bad_structures`, deep in A, gives an error or a panic (a status at the ABI), never a
+    // result, and the message is the one of the `check_rows` pass.
     let mut rng = Rng::new(65);
     let m = blocky(&mut rng, 300, 500);
-    let nnz = m.col.len();
     let mut h = Handle::new(2).unwrap();
     h.options.validate = false;
     for ot in OFFSET_TYPES {
         for it in INDEX_TYPES {
             for base in [0usize, 1] {
-                let good = || typed(&m, ot, it, ValueType::Float64, base, true);
-                let set_col = |a: &mut Typed, p: usize, v: i64| match &mut a.idx {
-                    Ix::I32(c) => c[p] = v as i32,
-                    Ix::I64(c) => c[p] = v,
-                };
-                let set_off = |a: &mut Typed, i: usize, v: i64| match &mut a.off {
-                    Off::I32(o) => o[i] = v as i32,
-                    Off::I64(o) => o[i] = v,
-                    Off::U64(o) => o[i] = v as u64,
-                };
                 let tail = m.ptr[290] + 1;
                 assert!(tail < m.ptr[291], "row 290 needs two entries");
-                let col_msg = format!("A: column index at position {tail} is outside");
-                let off_msg = "A: row offsets decrease or overrun the entries at row";
-                let mut cases: Vec<(&str, Typed, &str)> = Vec::new();
-                let mut a = good();
-                set_col(&mut a, tail, (m.ncols + base) as i64);
-                cases.push(("column past X", a, &col_msg));
-                let mut a = good();
-                set_col(&mut a, tail, base as i64 - 1);
-                cases.push(("column below base", a, &col_msg));
-                let mut a = good();
-                set_off(&mut a, 285, (m.ptr[286] + base + 1) as i64);
-                cases.push(("decreasing offset", a, off_msg));
-                let mut a = good();
-                set_off(&mut a, m.nrows, (nnz + base + 1) as i64);
-                // Found before the kernel (the entry count against the arrays' lengths).
-                cases.push(("last offset past the entries", a, "A: row_offsets["));
-                if ot != IndexType::SizeT || base == 1 {
-                    let mut a = good();
-                    set_off(&mut a, 0, base as i64 - 1);
-                    // Also found before the kernel.
-                    cases.push(("first offset below base", a, "A: row_offsets[0]"));
-                }
-                for (name, bad, msg) in &cases {
+                for (name, bad, msg) in &bad_structures(&m, ot, it, base, tail) {
                     for layout in LAYOUTS {
                         let x = Dense::new(m.ncols, 1, 0, layout, &mut rng);
                         let y = Dense::new(m.nrows, 1, 0, layout, &mut rng);
@@ -1514,7 +1510,10 @@ fn spmv_inline_checks_catch_bad_structure_with_the_pass_messages() {
                                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                                 .unwrap_or_default(),
                         };
-                        assert!(got.contains(msg), "{what}: message {got:?}, want {msg:?}");
+                        assert!(
+                            got.contains(msg.as_str()),
+                            "{what}: message {got:?}, want {msg:?}"
+                        );
                     }
                 }
             }

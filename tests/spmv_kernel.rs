@@ -70,7 +70,8 @@ impl<V: Scalar, R: SparseRows<V>> SparseRows<V> for NoRaw<'_, R> {
 }
 
 /// Y's storage after the kernel run on `isa` with `threads` workers, in f64 (`generic`:
-/// through `NoRaw`).
+/// through `NoRaw`), and the SpMV blocks the calling pool thread wrote with non-temporal
+/// stores (`kern::path_counts`; every block, with one thread).
 fn run<O: Idx, I: Idx, V: SpmmScalar>(
     c: &Case,
     isa: Isa,
@@ -78,7 +79,7 @@ fn run<O: Idx, I: Idx, V: SpmmScalar>(
     generic: bool,
     x: &[f64],
     y: &[f64],
-) -> Vec<f64> {
+) -> (Vec<f64>, usize) {
     let mut offs = vec![O::try_from_usize(c.base).unwrap()];
     let mut cols = Vec::new();
     let mut vals = Vec::new();
@@ -116,14 +117,16 @@ fn run<O: Idx, I: Idx, V: SpmmScalar>(
         pack_vecs: 0,
         pack_window: 0,
     };
-    pool.install(|| {
+    let streamed = pool.install(|| {
+        let before = kern::path_counts().spmv_stream;
         if generic {
             kern::run(isa, &NoRaw(&a), p, None, threads, None)
         } else {
             kern::run(isa, &a, p, None, threads, None)
         }
+        kern::path_counts().spmv_stream - before
     });
-    yv.iter().map(|&v| v.to_f64()).collect()
+    (yv.iter().map(|&v| v.to_f64()).collect(), streamed)
 }
 
 /// Storage of a k = 1 operand of `rows` rows: entry i at i * stride, padding in between.
@@ -189,7 +192,7 @@ fn check_all<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, tol: f64) {
                             continue;
                         }
                         for threads in [1, 2] {
-                            let got = run::<O, I, V>(&c, isa, threads, false, &x, &y);
+                            let (got, _) = run::<O, I, V>(&c, isa, threads, false, &x, &y);
                             let what = format!(
                                 "{isa:?} {layout:?} pad {pad} base {base} alpha {alpha} beta {beta} {threads} threads"
                             );
@@ -210,7 +213,7 @@ fn check_all<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, tol: f64) {
                                 );
                             }
                             // The raw-array kernel (FMA paths) and the generic one: same bits.
-                            let generic = run::<O, I, V>(&c, isa, threads, true, &x, &y);
+                            let (generic, _) = run::<O, I, V>(&c, isa, threads, true, &x, &y);
                             let same = got
                                 .iter()
                                 .zip(&generic)
@@ -254,6 +257,8 @@ fn spmv_f32_i64_cols() {
 
 /// Y written with non-temporal stores (`spmv::SPMV_STREAM_A_BYTES` = 0: any A) against plain
 /// stores: the same bits, padding untouched, for each index width, value type and base.
+/// `kern::path_counts` shows that the streamed path ran when forced (beta = 0) and not
+/// otherwise, so equal bits cannot come from both runs taking the cached stores.
 fn streamed_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64) {
     use spgemm::cpu::spmm::spmv::SPMV_STREAM_A_BYTES;
     use std::sync::atomic::Ordering;
@@ -280,17 +285,27 @@ fn streamed_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64) {
                     }
                     for threads in [1, 2] {
                         SPMV_STREAM_A_BYTES.store(usize::MAX, Ordering::Relaxed);
-                        let cached = run::<O, I, V>(&c, isa, threads, false, &x, &y);
+                        let (cached, nt_cached) = run::<O, I, V>(&c, isa, threads, false, &x, &y);
                         SPMV_STREAM_A_BYTES.store(0, Ordering::Relaxed);
-                        let streamed = run::<O, I, V>(&c, isa, threads, false, &x, &y);
+                        let (streamed, nt_streamed) =
+                            run::<O, I, V>(&c, isa, threads, false, &x, &y);
                         SPMV_STREAM_A_BYTES.store(32 << 20, Ordering::Relaxed);
-                        let generic = run::<O, I, V>(&c, isa, threads, true, &x, &y);
+                        let (generic, _) = run::<O, I, V>(&c, isa, threads, true, &x, &y);
                         let same = |u: &[f64], v: &[f64]| {
                             u.iter().zip(v).all(|(p, q)| p.to_bits() == q.to_bits())
                         };
                         let what = format!(
                             "{isa:?} {layout:?} base {base} {alpha}/{beta} {threads} threads"
                         );
+                        // The streamed path really ran (beta = 0 only), and only when asked.
+                        assert_eq!(nt_cached, 0, "{what}: streamed with the threshold off");
+                        if threads == 1 {
+                            assert_eq!(
+                                nt_streamed > 0,
+                                beta == 0.0,
+                                "{what}: {nt_streamed} streamed blocks"
+                            );
+                        }
                         assert!(same(&cached, &streamed), "{what}: streamed stores differ");
                         assert!(
                             same(&cached, &generic),

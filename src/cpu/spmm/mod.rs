@@ -287,6 +287,92 @@ pub fn partition<V: Scalar, R: SparseRows<V>>(a: &R, parts: usize) -> Vec<usize>
     b
 }
 
+/// How a call's rows are cut into parts: the stored partition (from an analysis) when it
+/// has several parts and the call runs on several threads, else `chunk_count` parts
+/// computed on the fly (`chunk_bounds`).
+#[derive(Clone, Copy)]
+struct Split<'b> {
+    bounds: Option<&'b [usize]>,
+    parts: usize,
+}
+
+impl<'b> Split<'b> {
+    fn new<V: Scalar, R: SparseRows<V>>(
+        a: &R,
+        k: usize,
+        bounds: Option<&'b [usize]>,
+        threads: usize,
+    ) -> Self {
+        match bounds {
+            Some(b) if threads > 1 && b.len() > 2 => Split {
+                bounds: Some(b),
+                parts: b.len() - 1,
+            },
+            _ => Split {
+                bounds: None,
+                parts: chunk_count(a, k, threads),
+            },
+        }
+    }
+
+    /// Rows `[lo, hi)` of part `c`.
+    #[inline]
+    fn range<V: Scalar, R: SparseRows<V>>(&self, a: &R, c: usize) -> (usize, usize) {
+        match self.bounds {
+            Some(b) => (b[c], b[c + 1]),
+            None => chunk_bounds(a, c, self.parts),
+        }
+    }
+}
+
+/// How often this thread took the special paths that give the same bits as the plain
+/// kernels (so results alone cannot show they ran): tests read it (`path_counts`) to prove
+/// that a forced path was taken. Thread-local, so that tests running at the same time do
+/// not see each other's counts, and an increment costs no shared cache line; parts run on
+/// the thread that claims them, so a test that checks counts runs its product on one thread.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathCounts {
+    /// SpMV blocks written with non-temporal stores (`spmv::SPMV_STREAM_A_BYTES`).
+    pub spmv_stream: usize,
+    /// Column panels computed from packed X (`run_packed`).
+    pub packed_panels: usize,
+    /// Products through the window rings (`run_window`).
+    pub window_calls: usize,
+    /// Blocks computed from a ring (`window_part`).
+    pub ring_blocks: usize,
+    /// Blocks inside the ring path too wide for the ring, computed by the direct kernel.
+    pub ring_direct_blocks: usize,
+}
+
+thread_local! {
+    static PATHS: std::cell::Cell<PathCounts> = const {
+        std::cell::Cell::new(PathCounts {
+            spmv_stream: 0,
+            packed_panels: 0,
+            window_calls: 0,
+            ring_blocks: 0,
+            ring_direct_blocks: 0,
+        })
+    };
+}
+
+/// This thread's `PathCounts` so far.
+#[doc(hidden)]
+pub fn path_counts() -> PathCounts {
+    PATHS.with(|c| c.get())
+}
+
+/// Adds to this thread's `PathCounts`.
+#[inline]
+pub(crate) fn count_path(f: impl FnOnce(&mut PathCounts)) {
+    PATHS.with(|c| {
+        let mut v = c.get();
+        f(&mut v);
+        c.set(v);
+    });
+}
+
 /// Calls `f(c)` once for every `c` in `0..parts`. With `threads > 1` and several parts the
 /// calling thread takes parts itself, beside up to `threads` helper jobs on `pool` (or, with
 /// `None`, on the rayon pool the caller runs in): parts are claimed in order from a shared
@@ -479,20 +565,11 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
             return;
         }
     }
-    match bounds {
-        Some(b) if threads > 1 && b.len() > 2 => {
-            for_each_part(pool, threads, b.len() - 1, &|c| {
-                chunk(isa, a, b[c], b[c + 1], &d)
-            });
-        }
-        _ => {
-            let parts = chunk_count(a, p.k, threads);
-            for_each_part(pool, threads, parts, &|c| {
-                let (lo, hi) = chunk_bounds(a, c, parts);
-                chunk(isa, a, lo, hi, &d);
-            });
-        }
-    }
+    let split = Split::new(a, d.k, bounds, threads);
+    for_each_part(pool, threads, split.parts, &|c| {
+        let (lo, hi) = split.range(a, c);
+        chunk(isa, a, lo, hi, &d);
+    });
 }
 
 /// Column-major product through packed panels (AVX-512): for each panel of up to
@@ -513,14 +590,8 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
 ) {
     const PACK_ROWS: usize = 4096;
     let x_rows = d.x_rows;
-    let parts = match bounds {
-        Some(b) if threads > 1 && b.len() > 2 => b.len() - 1,
-        _ => chunk_count(a, d.k, threads),
-    };
-    let range = |c: usize| match bounds {
-        Some(b) if threads > 1 && b.len() > 2 => (b[c], b[c + 1]),
-        _ => chunk_bounds(a, c, parts),
-    };
+    let split = Split::new(a, d.k, bounds, threads);
+    let parts = split.parts;
     let max_vecs = nv.clamp(1, 4);
     let mut j0 = 0;
     while j0 < d.k {
@@ -549,7 +620,7 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
         // SAFETY: the packing parts have finished; only shared reads from here on.
         let xp: &[V] = unsafe { std::slice::from_raw_parts(packed.ptr, packed.len) };
         let panel = |c: usize| {
-            let (lo, hi) = range(c);
+            let (lo, hi) = split.range(a, c);
             let mut b0 = lo;
             while b0 < hi {
                 let b1 = block_end(a, b0, hi, BLOCK_NNZ);
@@ -575,6 +646,7 @@ fn run_packed<V: SpmmScalar, R: SparseRows<V>>(
             }
         };
         for_each_part(pool, threads, parts, &panel);
+        count_path(|n| n.packed_panels += 1);
         j0 += w;
     }
 }
@@ -603,14 +675,8 @@ fn run_window<V: SpmmScalar, R: SparseRows<V>>(
     pool: Option<&rayon::ThreadPool>,
 ) {
     use std::sync::atomic::AtomicU64;
-    let parts = match bounds {
-        Some(b) if threads > 1 && b.len() > 2 => b.len() - 1,
-        _ => chunk_count(a, d.k, threads),
-    };
-    let range = |c: usize| match bounds {
-        Some(b) if threads > 1 && b.len() > 2 => (b[c], b[c + 1]),
-        _ => chunk_bounds(a, c, parts),
-    };
+    let split = Split::new(a, d.k, bounds, threads);
+    let parts = split.parts;
     let nv = nv.clamp(1, 4).min(d.k.div_ceil(V::L));
     let slot_len = ring * nv * V::L;
     let slots = threads + 1;
@@ -624,7 +690,7 @@ fn run_window<V: SpmmScalar, R: SparseRows<V>>(
     };
     let busy = AtomicU64::new(0);
     let part = |c: usize| {
-        let (lo, hi) = range(c);
+        let (lo, hi) = split.range(a, c);
         let slot = loop {
             let cur = busy.load(Ordering::Acquire);
             let free = (!cur).trailing_zeros() as usize;
@@ -644,6 +710,7 @@ fn run_window<V: SpmmScalar, R: SparseRows<V>>(
         busy.fetch_and(!(1u64 << slot), Ordering::Release);
     };
     for_each_part(pool, threads, parts, &part);
+    count_path(|n| n.window_calls += 1);
 }
 
 /// Rows `[lo, hi)` of Y through `ring` (see `run_window`).
@@ -688,6 +755,7 @@ unsafe fn window_part<V: SpmmScalar, R: SparseRows<V>>(
             if mn <= mx && mx - mn >= ring {
                 // SAFETY: rows [b0, b1) checked; columns j0 + w <= k; the rows are ours.
                 unsafe { colmajor::cols::<V, R, true>(a, b0, b1, j0, w, d) };
+                count_path(|n| n.ring_direct_blocks += 1);
                 b0 = b1;
                 continue;
             }
@@ -717,6 +785,7 @@ unsafe fn window_part<V: SpmmScalar, R: SparseRows<V>>(
                     _ => avx512::packed::<V, R, 4, true>(a, b0, b1, r, mask, j0, w, d),
                 }
             }
+            count_path(|n| n.ring_blocks += 1);
             b0 = b1;
         }
         j0 += w;

@@ -207,6 +207,7 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
             ($o:expr, $c:expr) => {{
                 let (o, c) = ($o.as_ptr(), $c.as_ptr().wrapping_sub(b));
                 if d.beta == V::ZERO && stream {
+                    super::count_path(|n| n.spmv_stream += 1);
                     raw_kernel::<V, R, _, _, true, true, CHECK>(
                         a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
                     );
