@@ -385,7 +385,10 @@ pub(crate) fn count_path(f: impl FnOnce(&mut PathCounts)) {
 /// The call returns once every part is done, without waiting for helpers that have not
 /// started: a helper that starts later finds no part left and ends (`Parts`). A scope would
 /// wait for each helper job to run, i.e. for a sleeping worker to wake only to find nothing
-/// left, and then for the caller to be woken in turn (see `Parts` for the figures).
+/// left, and then for the caller to be woken in turn. rect_A_200kx2k, column-major k = 1
+/// (a 0.2 ms call), 2 threads, alternating with the scope version: fastest call 170-177 us
+/// against 187-198 us, 10th percentile 174-205 us against 190-243 us (perf had shown the
+/// caller doing 74% of the parts and blocking on the scope's latch at the end).
 /// A panic in a part (a bad row of A) stops the remaining parts and is re-raised here once
 /// the parts already running have ended.
 pub(crate) fn for_each_part(
