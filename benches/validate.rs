@@ -69,7 +69,7 @@ fn validation(c: &mut Criterion) {
             bch.iter(|| pool.install(|| black_box(a.structure_digest())))
         });
         g.bench_function("validate", |bch| {
-            bch.iter(|| pool.install(|| black_box(a.validate("A").unwrap())))
+            bch.iter(|| pool.install(|| black_box(a.validate("A")).unwrap()))
         });
         g.finish();
     }

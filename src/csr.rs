@@ -855,16 +855,16 @@ mod tests {
     /// edges of a large one, for 32- and 64-bit indices, by +1, -1 and in bit 30.
     #[test]
     fn structure_digest_sees_every_single_change() {
-        fn check<O: Idx, I: Idx>(n: usize, nnz: usize, positions: &[usize])
+        fn check<O, I>(n: usize, nnz: usize, positions: &[usize])
         where
-            O: TryFrom<usize> + Copy,
-            I: TryFrom<usize> + Copy,
-            <O as TryFrom<usize>>::Error: std::fmt::Debug,
-            <I as TryFrom<usize>>::Error: std::fmt::Debug,
+            O: Idx + TryFrom<usize>,
+            I: Idx + TryFrom<usize>,
         {
-            let offs: Vec<O> = (0..=n).map(|i| O::try_from(i * nnz / n).unwrap()).collect();
+            let offs: Vec<O> = (0..=n)
+                .map(|i| O::try_from(i * nnz / n).ok().unwrap())
+                .collect();
             let cols: Vec<I> = (0..nnz)
-                .map(|p| I::try_from((p * 7 + p / 3) % n).unwrap())
+                .map(|p| I::try_from((p * 7 + p / 3) % n).ok().unwrap())
                 .collect();
             let base = CsrRef::<O, I, f64>::new(n, n, 0, &offs, &cols, None).unwrap();
             let d0 = base.structure_digest();
