@@ -152,21 +152,25 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
     /// Full O(nnz) check: offsets non-decreasing, every column index in range. Runs on the
     /// current rayon pool; reports the first offending position.
     pub fn validate(&self, name: &str) -> Result<()> {
+        if self.scan(Scan::Check).1 {
+            return self.first_error(name);
+        }
+        Ok(())
+    }
+
+    /// The error for the first offending offset (or, with monotone offsets, the first
+    /// column index out of range): the slow path after [`Self::scan`] found a bad chunk.
+    /// Each chunk is checked again with a branch-free reduction; only a chunk that fails
+    /// is searched entry by entry. `Ok` only if the input is valid after all.
+    fn first_error(&self, name: &str) -> Result<()> {
         const CHUNK: usize = 1 << 16;
         let offs = self.row_offsets;
-        // Each chunk is first checked with a branch-free reduction (vectorised by the
-        // compiler); only a chunk that fails is searched for its first bad entry.
         let bad_row = (0..self.nrows.div_ceil(CHUNK))
             .into_par_iter()
             .find_map_first(|c| {
                 let lo = c * CHUNK;
                 let hi = ((c + 1) * CHUNK).min(self.nrows);
-                let w = &offs[lo..=hi];
-                let decreases = w
-                    .iter()
-                    .zip(&w[1..])
-                    .fold(false, |bad, (x, y)| bad | (x > y));
-                if !decreases {
+                if !decreases(&offs[lo..=hi]) {
                     return None;
                 }
                 (lo..hi).find(|&i| offs[i].to_i128() > offs[i + 1].to_i128())
@@ -190,12 +194,7 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
             .find_map_first(|c| {
                 let s = c * CHUNK;
                 let e = ((c + 1) * CHUNK).min(cols.len());
-                let chunk = &cols[s..e];
-                let first = *chunk.first()?;
-                let (mn, mx) = chunk.iter().fold((first, first), |(mn, mx), &x| {
-                    (if x < mn { x } else { mn }, if x > mx { x } else { mx })
-                });
-                if mn.to_i128() >= lo && mx.to_i128() < hi {
+                if !out_of_range(&cols[s..e], self.base as u64, self.ncols as u64) {
                     return None;
                 }
                 (s..e).find(|&p| {
@@ -520,101 +519,256 @@ pub fn prefix(name: &str, e: Error) -> Error {
 
 impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
     /// A 64-bit digest of the structure (shape, offsets, column indices), used to detect a
-    /// numeric call whose inputs no longer have the structure the plan was made for.
+    /// numeric call whose inputs no longer have the structure the plan was made for. Any
+    /// change of a single offset or column index changes it (every step of the hash is a
+    /// bijection in the entry it takes in).
     pub fn structure_digest(&self) -> u64 {
-        // Chunks are hashed independently (seeded by their index) and combined with a
-        // wrapping sum, which is associative and commutative: the digest does not depend
-        // on how rayon splits the work.
-        let digest = |data: &[I]| {
-            data.par_chunks(DIGEST_CHUNK)
-                .enumerate()
-                .map(|(c, chunk)| chunk_digest(c, chunk))
-                .reduce(|| 0, u64::wrapping_add)
-        };
-        let ho = self
-            .row_offsets
-            .par_chunks(DIGEST_CHUNK)
-            .enumerate()
-            .map(|(c, chunk)| chunk_digest(c, chunk))
-            .reduce(|| 0, u64::wrapping_add);
-        let hc = digest(self.col_indices);
-        digest_combine(ho, hc, self.nrows, self.ncols)
+        self.scan(Scan::Digest).0
     }
 
     /// [`Self::validate`] and [`Self::structure_digest`] in one pass over the arrays (the
     /// symbolic phase needs both; the arrays are read once instead of twice). Each digest
-    /// chunk also folds its order and range checks; only when one fails does the full
-    /// [`Self::validate`] run, to name the first offending entry with the same message.
+    /// chunk also folds its order and range checks; only when one fails does the slow path
+    /// run, to name the first offending entry with the message of [`Self::validate`].
     pub fn validate_and_digest(&self, name: &str) -> Result<u64> {
-        let offs = self.row_offsets;
-        let (ho, offs_bad) = (0..offs.len().div_ceil(DIGEST_CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let lo = c * DIGEST_CHUNK;
-                let hi = ((c + 1) * DIGEST_CHUNK).min(offs.len());
-                // One entry past the chunk (when there is one) checks the chunk's edge.
-                let w = &offs[lo..(hi + 1).min(offs.len())];
-                let decreases = w
-                    .iter()
-                    .zip(&w[1..])
-                    .fold(false, |bad, (x, y)| bad | (x > y));
-                (chunk_digest(c, &offs[lo..hi]), decreases)
-            })
-            .reduce(|| (0, false), |x, y| (x.0.wrapping_add(y.0), x.1 | y.1));
-        if offs_bad {
-            self.validate(name)?;
-        }
-        let lo = self.base as i128;
-        let hi = lo + self.ncols as i128;
-        let (hc, cols_bad) = self
-            .col_indices
-            .par_chunks(DIGEST_CHUNK)
-            .enumerate()
-            .map(|(c, chunk)| {
-                let first = chunk[0];
-                let (mn, mx) = chunk.iter().fold((first, first), |(mn, mx), &x| {
-                    (if x < mn { x } else { mn }, if x > mx { x } else { mx })
-                });
-                let bad = mn.to_i128() < lo || mx.to_i128() >= hi;
-                (chunk_digest(c, chunk), bad)
-            })
-            .reduce(|| (0, false), |x, y| (x.0.wrapping_add(y.0), x.1 | y.1));
-        if cols_bad || offs_bad {
-            self.validate(name)?;
+        let (digest, bad) = self.scan(Scan::Both);
+        if bad {
+            self.first_error(name)?;
             // Unreachable unless the two checks disagree: never accept such an input.
             return err(
                 Status::InvalidStructure,
                 format!("{name}: structure failed validation"),
             );
         }
-        Ok(digest_combine(ho, hc, self.nrows, self.ncols))
+        Ok(digest)
     }
+
+    /// One parallel pass over both arrays in chunks of [`DIGEST_CHUNK`] entries: the
+    /// digest (when `what` asks for it) and whether any chunk fails its checks (offsets
+    /// decrease, a column index is out of range). Chunks are hashed independently (seeded
+    /// by their index) and combined with a wrapping sum, which is associative and
+    /// commutative: the digest does not depend on how rayon splits the work.
+    fn scan(&self, what: Scan) -> (u64, bool) {
+        let offs = self.row_offsets;
+        let cols = self.col_indices;
+        let n_offs = offs.len().div_ceil(DIGEST_CHUNK);
+        let n_cols = cols.len().div_ceil(DIGEST_CHUNK);
+        let isa = Isa::detect();
+        let (ho, hc, bad) = (0..n_offs + n_cols)
+            .into_par_iter()
+            .map(|t| {
+                if t < n_offs {
+                    let lo = t * DIGEST_CHUNK;
+                    let hi = ((t + 1) * DIGEST_CHUNK).min(offs.len());
+                    // One entry past the chunk (when there is one) checks the chunk's edge.
+                    let window = &offs[lo..(hi + 1).min(offs.len())];
+                    let (h, bad) = scan_chunk(isa, what, t, &offs[lo..hi], window, Check::Order);
+                    (h, 0, bad)
+                } else {
+                    let c = t - n_offs;
+                    let chunk = &cols[c * DIGEST_CHUNK..((c + 1) * DIGEST_CHUNK).min(cols.len())];
+                    let range = Check::Range(self.base as u64, self.ncols as u64);
+                    let (h, bad) = scan_chunk(isa, what, c, chunk, chunk, range);
+                    (0, h, bad)
+                }
+            })
+            .reduce(
+                || (0, 0, false),
+                |x, y| (x.0.wrapping_add(y.0), x.1.wrapping_add(y.1), x.2 | y.2),
+            );
+        (digest_combine(ho, hc, self.nrows, self.ncols), bad)
+    }
+}
+
+/// What [`CsrRef::scan`] computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    Digest,
+    Check,
+    Both,
+}
+
+/// The check a chunk gets: non-decreasing (offsets), or `x - lo < n` as unsigned
+/// (column indices in `[lo, lo + n)`).
+#[derive(Clone, Copy)]
+enum Check {
+    Order,
+    Range(u64, u64),
 }
 
 /// Entries per independently hashed chunk of [`CsrRef::structure_digest`].
 const DIGEST_CHUNK: usize = 1 << 15;
+
+/// Independent hash chains per chunk: a step (xor, multiply, rotate) takes ~5 cycles, so
+/// 32 chains keep four 8-lane vector multipliers (or the scalar one) busy.
+const LANES: usize = 32;
 
 #[inline(always)]
 fn digest_mix(h: u64, x: u64) -> u64 {
     (h ^ x).wrapping_mul(0x100_0000_01B3).rotate_left(23)
 }
 
-/// Hash of chunk `c` of an index array. Four independent lanes keep the multiply chain
-/// from being latency-bound.
-#[inline]
+/// Whether some entry of `w` is larger than the next (branch-free, vectorisable).
+#[inline(always)]
+fn decreases<T: Idx>(w: &[T]) -> bool {
+    w.iter()
+        .zip(w.iter().skip(1))
+        .fold(false, |bad, (x, y)| bad | (x > y))
+}
+
+/// Whether some entry lies outside `[lo, lo + n)`: `x - lo` wraps to at least `n` for
+/// an entry below `lo` (entries are at least -2^63, `lo` at most 1, `n` at most 2^63),
+/// so one unsigned compare per entry (branch-free, vectorisable).
+#[inline(always)]
+fn out_of_range<T: Idx>(chunk: &[T], lo: u64, n: u64) -> bool {
+    chunk.iter().fold(false, |bad, &x| {
+        bad | ((x.to_i128() as u64).wrapping_sub(lo) >= n)
+    })
+}
+
+/// The 64-bit word holding entries `2l, 2l + 1` (32-bit types) or entry `l` (64-bit
+/// types) of `block`: a bijection, so the word changes whenever one of its entries does.
+/// A missing second entry (at the end of a chunk of odd length) counts as 0.
+#[inline(always)]
+fn word<T: Idx, const FULL: bool>(block: &[T], l: usize) -> u64 {
+    if std::mem::size_of::<T>() == 4 {
+        let lo = block[2 * l].to_i128() as u64 & 0xffff_ffff;
+        let hi = if FULL {
+            block[2 * l + 1].to_i128() as u64
+        } else {
+            block.get(2 * l + 1).map_or(0, |x| x.to_i128() as u64)
+        };
+        lo | (hi << 32)
+    } else {
+        block[l].to_i128() as u64
+    }
+}
+
+/// Hash of chunk `c` of an index array: [`LANES`] chains over 64-bit words (two 32-bit
+/// entries per word, so one multiply per two entries), written so the compiler
+/// vectorises the chains.
+#[inline(always)]
 fn chunk_digest<T: Idx>(c: usize, chunk: &[T]) -> u64 {
+    let per_word = 8 / std::mem::size_of::<T>().clamp(4, 8);
     let seed = 0xcbf2_9ce4_8422_2325u64 ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut h = [seed, seed ^ 1, seed ^ 2, seed ^ 3];
-    let mut quads = chunk.chunks_exact(4);
-    for q in &mut quads {
-        for l in 0..4 {
-            h[l] = digest_mix(h[l], q[l].to_i128() as u64);
+    let mut h = [0u64; LANES];
+    for (l, x) in h.iter_mut().enumerate() {
+        *x = seed ^ l as u64;
+    }
+    let mut blocks = chunk.chunks_exact(LANES * per_word);
+    for b in &mut blocks {
+        for (l, x) in h.iter_mut().enumerate() {
+            *x = digest_mix(*x, word::<T, true>(b, l));
         }
     }
-    for (l, x) in quads.remainder().iter().enumerate() {
-        h[l] = digest_mix(h[l], x.to_i128() as u64);
+    // The tail: word l (the last one possibly half-filled) goes to chain l; the chunk's
+    // length is fixed by the array's, so the packing stays a bijection.
+    let rest = blocks.remainder();
+    for (l, x) in h.iter_mut().enumerate().take(rest.len().div_ceil(per_word)) {
+        *x = digest_mix(*x, word::<T, false>(rest, l));
     }
-    digest_mix(digest_mix(digest_mix(h[0], h[1]), h[2]), h[3]).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    let folded = h[1..].iter().fold(h[0], |d, &x| digest_mix(d, x));
+    folded.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// A chunk's digest (0 unless `what` asks for it) and whether `checked` fails `check`
+/// (false unless `what` asks for it): the body the ISA-specific copies below inline.
+#[inline(always)]
+fn scan_body<T: Idx>(
+    what: Scan,
+    c: usize,
+    hashed: &[T],
+    checked: &[T],
+    check: Check,
+) -> (u64, bool) {
+    let h = if what == Scan::Check {
+        0
+    } else {
+        chunk_digest(c, hashed)
+    };
+    let bad = what != Scan::Digest
+        && match check {
+            Check::Order => decreases(checked),
+            Check::Range(lo, n) => out_of_range(checked, lo, n),
+        };
+    (h, bad)
+}
+
+/// The instruction sets [`scan_chunk`] has copies for; the digest is the same in each.
+#[derive(Clone, Copy)]
+enum Isa {
+    Base,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Isa {
+    fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512dq")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx2")
+            {
+                return Isa::Avx512;
+            }
+            if is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Base
+    }
+}
+
+fn scan_chunk<T: Idx>(
+    isa: Isa,
+    what: Scan,
+    c: usize,
+    hashed: &[T],
+    checked: &[T],
+    check: Check,
+) -> (u64, bool) {
+    match isa {
+        Isa::Base => scan_body(what, c, hashed, checked, check),
+        // SAFETY: `Isa::detect` found the features these copies are compiled for.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { scan_avx2(what, c, hashed, checked, check) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { scan_avx512(what, c, hashed, checked, check) },
+    }
+}
+
+/// [`scan_body`] compiled for AVX2 (4 hash lanes per vector; the 64-bit multiply is
+/// emulated from 32-bit ones, still twice the scalar rate).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scan_avx2<T: Idx>(
+    what: Scan,
+    c: usize,
+    hashed: &[T],
+    checked: &[T],
+    check: Check,
+) -> (u64, bool) {
+    scan_body(what, c, hashed, checked, check)
+}
+
+/// [`scan_body`] compiled for AVX-512 (8 hash lanes per vector, native 64-bit multiply
+/// and rotate).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2")]
+fn scan_avx512<T: Idx>(
+    what: Scan,
+    c: usize,
+    hashed: &[T],
+    checked: &[T],
+    check: Check,
+) -> (u64, bool) {
+    scan_body(what, c, hashed, checked, check)
 }
 
 fn digest_combine(ho: u64, hc: u64, nrows: usize, ncols: usize) -> u64 {
@@ -694,6 +848,124 @@ mod tests {
         let z = [0i32; 4];
         let e = CsrRef::<i32, i32, f64>::new(3, 5, 0, &z, &[], None).unwrap();
         assert_eq!(e.validate_and_digest("A").unwrap(), e.structure_digest());
+    }
+
+    /// Every single changed offset or column index changes the digest: at each position of
+    /// small matrices (tails of odd length, one word half-filled) and at the chunk and block
+    /// edges of a large one, for 32- and 64-bit indices, by +1, -1 and in bit 30.
+    #[test]
+    fn structure_digest_sees_every_single_change() {
+        fn check<O, I>(n: usize, nnz: usize, positions: &[usize])
+        where
+            O: Idx + TryFrom<usize>,
+            I: Idx + TryFrom<usize>,
+        {
+            let offs: Vec<O> = (0..=n)
+                .map(|i| O::try_from(i * nnz / n).ok().unwrap())
+                .collect();
+            let cols: Vec<I> = (0..nnz)
+                .map(|p| I::try_from((p * 7 + p / 3) % n).ok().unwrap())
+                .collect();
+            let base = CsrRef::<O, I, f64>::new(n, n, 0, &offs, &cols, None).unwrap();
+            let d0 = base.structure_digest();
+            assert_eq!(base.validate_and_digest("A").unwrap(), d0);
+            let bump = |x: i128, how: usize| match how {
+                0 => x + 1,
+                1 => x - 1,
+                _ => x ^ (1 << 30),
+            };
+            let mut seen = std::collections::HashSet::new();
+            seen.insert(d0);
+            for &p in positions {
+                for how in 0..3 {
+                    if p < nnz {
+                        let mut c = cols.clone();
+                        let v = bump(c[p].to_i128(), how);
+                        let Ok(v) = usize::try_from(v) else { continue };
+                        let Ok(v) = I::try_from(v) else { continue };
+                        c[p] = v;
+                        let m = CsrRef::<O, I, f64>::new(n, n, 0, &offs, &c, None).unwrap();
+                        assert_ne!(m.structure_digest(), d0, "column {p} changed ({how})");
+                        seen.insert(m.structure_digest());
+                    }
+                    if p > 0 && p < n {
+                        let mut o = offs.clone();
+                        let v = bump(o[p].to_i128(), how);
+                        let Ok(v) = usize::try_from(v) else { continue };
+                        let Ok(v) = O::try_from(v) else { continue };
+                        o[p] = v;
+                        let m = CsrRef::<O, I, f64>::new(n, n, 0, &o, &cols, None).unwrap();
+                        assert_ne!(m.structure_digest(), d0, "offset {p} changed ({how})");
+                    }
+                }
+            }
+            // Distinct changes give distinct digests (no systematic collisions).
+            assert!(seen.len() > positions.iter().filter(|&&p| p < nnz).count());
+        }
+        let all: Vec<usize> = (0..300).collect();
+        check::<i32, i32>(37, 251, &all);
+        check::<i64, i64>(37, 251, &all);
+        check::<u64, i32>(41, 129, &all);
+        check::<i32, i64>(41, 129, &all);
+        let n = 70_001;
+        let nnz = 2 * DIGEST_CHUNK + 2 * LANES * 2 + 3;
+        let mut edges = vec![0, 1, 2, nnz - 3, nnz - 2, nnz - 1, n - 1, n - 2];
+        for c in [DIGEST_CHUNK, 2 * DIGEST_CHUNK] {
+            edges.extend([c - 2, c - 1, c, c + 1, c + 2 * LANES - 1, c + 2 * LANES]);
+        }
+        check::<i32, i32>(n, nnz, &edges);
+        check::<i64, i64>(n, nnz, &edges);
+    }
+
+    /// Each instruction-set copy of the chunk scan gives the scalar copy's digest and
+    /// verdict (the digest must not depend on the machine's features within a process,
+    /// and a copy that miscompiled a check would accept bad input).
+    #[test]
+    fn scan_copies_agree() {
+        let n = 3 * DIGEST_CHUNK + 77;
+        let v32: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(7919) % 5003).collect();
+        let v64: Vec<i64> = v32.iter().map(|&x| x as i64 * 3 - 7).collect();
+        let mut isas = vec![Isa::Base];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx2") {
+                isas.push(Isa::Avx2);
+            }
+            if matches!(Isa::detect(), Isa::Avx512) {
+                isas.push(Isa::Avx512);
+            }
+        }
+        for c in [0usize, 1, 5] {
+            for len in [0usize, 1, 63, 64, 65, 1000, n] {
+                let checks = [Check::Order, Check::Range(0, 5003), Check::Range(1, 5002)];
+                for check in checks {
+                    let want32 = scan_body(Scan::Both, c, &v32[..len], &v32[..len], check);
+                    let want64 = scan_body(Scan::Both, c, &v64[..len], &v64[..len], check);
+                    for &isa in &isas {
+                        let s = &v32[..len];
+                        assert_eq!(scan_chunk(isa, Scan::Both, c, s, s, check), want32);
+                        let s = &v64[..len];
+                        assert_eq!(scan_chunk(isa, Scan::Both, c, s, s, check), want64);
+                    }
+                }
+            }
+        }
+        // The range check rejects entries just outside, in every copy.
+        for &isa in &isas {
+            for bad in [-1i32, 5003, i32::MIN, i32::MAX] {
+                let mut v = v32.clone();
+                v[n - 1] = bad;
+                assert!(scan_chunk(isa, Scan::Check, 0, &v, &v, Check::Range(0, 5003)).1);
+            }
+            let mut v = v64.clone();
+            v[40] = i64::MIN;
+            assert!(scan_chunk(isa, Scan::Check, 0, &v, &v, Check::Range(0, 1 << 40)).1);
+            let up: Vec<i32> = (0..1000).collect();
+            assert!(!scan_chunk(isa, Scan::Check, 0, &up, &up, Check::Order).1);
+            let mut down = up.clone();
+            down.swap(998, 999);
+            assert!(scan_chunk(isa, Scan::Check, 0, &down, &down, Check::Order).1);
+        }
     }
 
     /// The digest must not depend on how rayon splits the work (thread count, stealing).
