@@ -266,9 +266,9 @@ fn analyse_typed<O: Idx, I: Idx, V: DenseValue>(
     layout: Layout,
     k_hint: usize,
 ) -> Result<SpmmAnalysis> {
-    a.validate("A")?;
+    // One pass checks A and takes its digest.
+    let digest = a.validate_and_digest("A")?;
     let vals = a.values().unwrap_or(&[]);
-    let digest = a.structure_digest();
     let k_est = k_hint.max(1);
     let (bounds, transpose) = match op {
         Op::NonTranspose => {

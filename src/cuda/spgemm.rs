@@ -549,9 +549,9 @@ impl PairOp for GpuSymbolicOp<'_> {
         h.install(|| {
             let timing = Timing::new(&gpu.main);
             let digests = if h.options.validate {
-                a.validate("A")?;
-                b.validate("B")?;
-                Some((a.structure_digest(), b.structure_digest()))
+                // One pass over each matrix checks it and takes its digest.
+                let da = a.validate_and_digest("A")?;
+                Some((da, b.validate_and_digest("B")?))
             } else {
                 None
             };
