@@ -6,6 +6,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, Status, err};
+use crate::isa::Isa;
 use crate::output::ValueSliceMut;
 use crate::types::{Idx, IndexType, Scalar, ValueType};
 
@@ -694,36 +695,6 @@ fn scan_body<T: Idx>(
     (h, bad)
 }
 
-/// The instruction sets [`scan_chunk`] has copies for; the digest is the same in each.
-#[derive(Clone, Copy)]
-enum Isa {
-    Base,
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
-}
-
-impl Isa {
-    fn detect() -> Isa {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512dq")
-                && is_x86_feature_detected!("avx512vl")
-                && is_x86_feature_detected!("avx512bw")
-                && is_x86_feature_detected!("avx2")
-            {
-                return Isa::Avx512;
-            }
-            if is_x86_feature_detected!("avx2") {
-                return Isa::Avx2;
-            }
-        }
-        Isa::Base
-    }
-}
-
 fn scan_chunk<T: Idx>(
     isa: Isa,
     what: Scan,
@@ -734,12 +705,15 @@ fn scan_chunk<T: Idx>(
 ) -> (u64, bool) {
     match isa {
         Isa::Base => scan_body(what, c, hashed, checked, check),
-        // SAFETY: `Isa::detect` found the features these copies are compiled for.
+        // SAFETY: callers pass an available path (`Isa::detect`, `Isa::available`), whose
+        // features include those these copies are compiled for.
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => unsafe { scan_avx2(what, c, hashed, checked, check) },
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => unsafe { scan_avx512(what, c, hashed, checked, check) },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => scan_body(what, c, hashed, checked, check),
     }
 }
 
@@ -925,16 +899,10 @@ mod tests {
         let n = 3 * DIGEST_CHUNK + 77;
         let v32: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(7919) % 5003).collect();
         let v64: Vec<i64> = v32.iter().map(|&x| x as i64 * 3 - 7).collect();
-        let mut isas = vec![Isa::Base];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx2") {
-                isas.push(Isa::Avx2);
-            }
-            if matches!(Isa::detect(), Isa::Avx512) {
-                isas.push(Isa::Avx512);
-            }
-        }
+        let isas: Vec<Isa> = [Isa::Base, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(|i| i.available())
+            .collect();
         for c in [0usize, 1, 5] {
             for len in [0usize, 1, 63, 64, 65, 1000, n] {
                 let checks = [Check::Order, Check::Range(0, 5003), Check::Range(1, 5002)];

@@ -19,6 +19,7 @@ pub mod exec;
 pub mod ffi;
 pub mod handle;
 pub mod hybrid;
+pub mod isa;
 pub mod output;
 pub mod plan;
 pub mod pool;
