@@ -439,6 +439,15 @@ pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool
         // SAFETY: forwarded contract (with CHECK: s <= e <= limit just checked, columns
         // checked by `col_of`); every block ends at or before column k.
         unsafe {
+            // 8 to 15 vectors left (k = 64..120 for f64): one block of 8 vectors, so the
+            // row of A and each row of X are read in one pass, not two. banded_500k_7 k = 64
+            // (2 threads, alternating builds, 3 rounds, median ms): 17.2 -> 12.9 (MKL 15.9
+            // to 17.1 in the same runs), k = 96 27.3 -> 25.0; at k = 128 two blocks of 8
+            // measured slower than four of 4 (25.1 -> 26.6), so 16 or more take the 4s.
+            if (8 * l..16 * l).contains(&(k - j0)) {
+                wide::<V, R, 8, CHECK>(a, i, s, e, j0, d);
+                j0 += 8 * l;
+            }
             while k - j0 >= 4 * l {
                 wide::<V, R, 4, CHECK>(a, i, s, e, j0, d);
                 j0 += 4 * l;
