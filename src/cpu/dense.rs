@@ -26,6 +26,15 @@
 //! more than the load saves (see `exec::BY_VALUE_MIN_PRODUCTS`). Testing the mark on
 //! every product was slower than the slot kernel: branch-free (append the column, advance
 //! the row's length by "mark differs") 1.3-1.6x slower on `sa_elast`, branchy on par.
+//! A kernel with no per-product "new column" branch (value per column, `dense[c] += a*b`,
+//! membership in a bit map per column, the row emitted by walking the set bits of its
+//! window of words, sorted for free) lost to [`fill_rows`] on `elast2d_q1_196` squared
+//! (3.4 products per entry; first numeric call, 2 threads, three alternating rounds, ms):
+//! bits merged in a register per 64-bit word and ORed on a change of word 8.9-9.5 vs
+//! 8.0-9.1 (the word-change branch mispredicts about as often as the first-touch one);
+//! an OR into memory per product 10.5-11.8; a byte flag per column (plain store, no
+//! read-modify-write) turned into bits at emit 12.1-12.6. Profiles put half the time on
+//! the load-add-store of the value itself, which every value-per-column kernel pays.
 
 use rayon::prelude::*;
 
