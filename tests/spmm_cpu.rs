@@ -281,7 +281,7 @@ fn every_type_layout_op_against_reference() {
 }
 
 #[test]
-fn every_column_count_up_to_70() {
+fn every_column_count_up_to_70_and_wide_blocks() {
     // Exercises every register block and remainder combination of both layouts.
     let h = Handle::new(2).unwrap();
     let mut rng = Rng::new(5);
@@ -289,7 +289,9 @@ fn every_column_count_up_to_70() {
     for vt in VALUE_TYPES {
         let a = typed(m, IndexType::Int32, IndexType::Int32, vt, 0, true);
         for layout in LAYOUTS {
-            for k in 1..=70 {
+            // 1..=70, plus the column counts where f32 (16 lanes) takes the block of 8
+            // vectors that f64 takes at 64..=120 (and the 4s again from 16 vectors on).
+            for k in (1..=70).chain([120, 127, 128, 129, 200, 255, 256, 257]) {
                 let x = Dense::new(m.ncols, k, k % 3, layout, &mut rng);
                 let y = Dense::new(m.nrows, k, 1, layout, &mut rng);
                 let got = product(&h, &a, Op::NonTranspose, 1.5, &x, 1.0, &y, None).unwrap();
