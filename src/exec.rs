@@ -9,6 +9,7 @@ use crate::cpu::compress;
 use crate::cpu::dense;
 use crate::cpu::gustavson::{self, AccKind};
 use crate::cpu::partition::{balanced_chunks, flop_profile};
+use crate::cpu::row_groups::RowGroups;
 use crate::csr::{AnyCsr, CsrRef, FromAny, PairOp, dispatch_pair};
 use crate::error::{Error, Result, Status, err};
 use crate::handle::{Algorithm, Handle};
@@ -340,14 +341,16 @@ impl PairOp for SymbolicOp<'_> {
             let threads = h.threads();
             let symbolic_alg = select_symbolic(h.options.algorithm, k);
             let value_bytes = std::mem::size_of::<V>();
-            let (counted, compressed, sym_inserts) = if symbolic_alg == Algorithm::Dense {
+            let groups = RowGroups::detect(&a)?;
+            let (mut counted, compressed, sym_inserts) = if symbolic_alg == Algorithm::Dense {
                 // Flops and row sizes in one pass; compression decided from a sample.
                 let est = compress::estimate(&a, &b);
                 let cb = match est {
                     Some(e) if e.pays(b.nnz()) => compress::compress_rows(&b)?,
                     _ => None,
                 };
-                let counted = dense::symbolic(&h.workspace, &a, &b, cb.as_ref(), threads)?;
+                let counted =
+                    dense::symbolic(&h.workspace, &a, &b, cb.as_ref(), groups.as_ref(), threads)?;
 
                 let inserts = match (&cb, est) {
                     (Some(_), Some(e)) => e.compressed as u64,
@@ -357,6 +360,9 @@ impl PairOp for SymbolicOp<'_> {
             } else {
                 hash_symbolic(h, symbolic_alg, &a, &b)?
             };
+            if let Some(g) = &groups {
+                g.align(&mut counted.chunks);
+            }
             let flops = counted.flops;
             let features = Features {
                 k,
@@ -413,6 +419,7 @@ impl PairOp for SymbolicOp<'_> {
                 reuse: Default::default(),
                 split: None,
                 hybrid: None,
+                row_groups: groups,
             })
         })
     }
@@ -684,6 +691,7 @@ impl PairOp for NumericOp<'_, '_> {
                             plan.max_row_nnz,
                             plan.sorted,
                             digests,
+                            plan.row_groups.as_ref(),
                             base,
                             c,
                             vals,

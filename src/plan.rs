@@ -60,6 +60,10 @@ pub struct Plan {
     pub split: Option<crate::hybrid::Split>,
     /// The CPU and GPU parts of a hybrid plan (None: not split).
     pub hybrid: Option<Box<crate::cuda::HybridPlan>>,
+    /// Row groups of A (runs of rows with the same column list) the CPU kernels process
+    /// together; `chunks` does not split them (None: too few; see
+    /// [`crate::cpu::row_groups`]).
+    pub row_groups: Option<crate::cpu::row_groups::RowGroups>,
 }
 
 /// Interior cache of a plan. The first numeric call runs the accumulator; a second call
@@ -121,6 +125,10 @@ impl Plan {
             self.nnz(),
             self.flops
         );
+        if let Some(g) = &self.row_groups {
+            s.push_str(&g.describe());
+            s.push('\n');
+        }
         if let Some(sp) = &self.split {
             s.push_str(&sp.describe());
             s.push('\n');

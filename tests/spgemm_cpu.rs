@@ -1229,3 +1229,143 @@ fn many_products_per_entry_value_kernel() {
         }
     }
 }
+
+/// A with row groups (runs of 1..=6 rows sharing a column list: duplicates, unsorted,
+/// empty lists) and its own values per row.
+fn grouped_rows(rng: &mut Rng, groups: usize, ncols: usize) -> Csr {
+    let mut ptr = vec![0];
+    let (mut col, mut val) = (Vec::new(), Vec::new());
+    let mut nrows = 0;
+    for _ in 0..groups {
+        let len = if rng.below(8) == 0 { 0 } else { rng.below(9) };
+        let cols: Vec<usize> = (0..len).map(|_| rng.below(ncols)).collect();
+        for _ in 0..1 + rng.below(6) {
+            for &c in &cols {
+                col.push(c);
+                val.push((rng.below(7) as f64) - 3.0);
+            }
+            ptr.push(col.len());
+            nrows += 1;
+        }
+    }
+    Csr {
+        nrows,
+        ncols,
+        ptr,
+        col,
+        val,
+    }
+}
+
+/// Row groups of A (see `cpu::row_groups`): the plan finds them, no numeric chunk splits
+/// one, and the symbolic counts, the first and second numeric calls and the replayed ones
+/// (3rd on) equal the reference bitwise (values with -0.0, NaN and cancellation), for every
+/// algorithm, sorted and unsorted, both bases and index widths, 2 and 3 threads; unsorted
+/// rows of a group list their columns in the same order.
+#[test]
+fn row_groups_match_reference_on_every_call() {
+    let mut rng = Rng::new(77);
+    let mut a = grouped_rows(&mut rng, 160, 90);
+    let mut b = random(
+        &mut rng,
+        Shape {
+            nrows: 90,
+            ncols: 130,
+            max_row: 9,
+            duplicates: true,
+            unsorted: true,
+            zeros: 0.1,
+            integer_values: true,
+            empty_rows: 0.1,
+            ..Default::default()
+        },
+    );
+    check_all_algorithms(&a, &b, "row groups");
+    for alg in ALGS {
+        for sorted in [true, false] {
+            for (it, base, threads) in
+                [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 3)]
+            {
+                let h = handle(threads, alg, sorted);
+                let f = OutputFormat {
+                    offsets: it,
+                    indices: it,
+                    base,
+                };
+                let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
+                let plan = exec::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+                let groups = plan.row_groups.as_ref().expect("A has row groups");
+                assert!(plan.describe().contains("row groups"));
+                let starts: Vec<usize> = groups.iter().map(|g| g.start).collect();
+                assert!(plan.chunks.len() > 4, "{:?}", plan.chunks);
+                for &c in &plan.chunks[1..plan.chunks.len() - 1] {
+                    assert!(
+                        starts.binary_search(&c).is_ok(),
+                        "chunk bound {c} splits a group"
+                    );
+                }
+                for g in groups.iter() {
+                    assert!(g.len() <= 4);
+                    let n = a.ptr[g.start + 1] - a.ptr[g.start];
+                    for i in g.clone() {
+                        assert_eq!(a.ptr[i + 1] - a.ptr[i], n);
+                    }
+                }
+                let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                for round in 0..5 {
+                    for (t, v) in a.val.iter_mut().enumerate() {
+                        *v = match (t + round) % 9 {
+                            0 => -0.0,
+                            1 if round == 3 => f64::NAN,
+                            _ => (rng.below(7) as f64) - 3.0,
+                        };
+                    }
+                    for v in b.val.iter_mut() {
+                        *v = (rng.below(5) as f64) - 2.0;
+                    }
+                    let (ta, tb) = (view(&a), view(&b));
+                    let before = plan.reuse.lock().replayed_chunks;
+                    exec::numeric(
+                        &h,
+                        &plan,
+                        &ta.any(),
+                        &tb.any(),
+                        idx.as_mut(),
+                        Some(val.as_mut()),
+                    )
+                    .unwrap();
+                    let replayed = plan.reuse.lock().replayed_chunks - before;
+                    // Round 1 records the columns; replays from round 2 on.
+                    assert_eq!(replayed > 0, round >= 2, "round {round}");
+                    let col: Vec<usize> = match &idx {
+                        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+                        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+                    };
+                    let ValueVec::F64(cv) = &val else {
+                        unreachable!()
+                    };
+                    let got = Out {
+                        ptr: plan.row_ptr.clone(),
+                        col,
+                        bits: cv.iter().map(|x| x.bits()).collect(),
+                    };
+                    if !sorted {
+                        for g in groups.iter() {
+                            let r0 = &got.col[got.ptr[g.start]..got.ptr[g.start + 1]];
+                            for i in g.clone() {
+                                assert_eq!(&got.col[got.ptr[i]..got.ptr[i + 1]], r0);
+                            }
+                        }
+                    }
+                    let got = if sorted { got } else { sort_rows(&got) };
+                    assert_eq!(
+                        got,
+                        expected(&a, &b, ValueType::Float64, true),
+                        "{alg:?} sorted={sorted} base={base} round {round}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -42,6 +42,7 @@ use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::{split_at_bounds, value_pair};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
+use crate::cpu::row_groups::{RowGroups, same_columns};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::workspace::WorkspacePool;
@@ -211,11 +212,13 @@ pub const FLOP_BLOCK: usize = 256;
 /// rows are made of: measured 2.3x slower on `lap3d_7pt_64`.)
 /// Compressed B (`cb`: (word, bits) pairs): union by OR into a bit map, counted by
 /// popcount; the flops still count B's entries.
+#[allow(clippy::too_many_arguments)]
 pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
     ws: &mut DenseRows<V>,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
     cb: Option<&CompressedRows>,
+    groups: Option<&RowGroups>,
     rows: std::ops::Range<usize>,
     nnz: &mut [usize],
     block_flops: &mut [u64],
@@ -230,7 +233,10 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
         let r1 = (r0 + FLOP_BLOCK).min(rows.end);
         let len = r1 - r0;
         let nb = &mut nnz[r0 - rows.start..r1 - rows.start];
-        count_rows_inner(ws, a, b, cb, r0..r1, nb, &mut flops[..len]);
+        match groups {
+            None => count_rows_inner(ws, a, b, cb, r0..r1, nb, &mut flops[..len]),
+            Some(g) => count_grouped(ws, a, b, cb, g, r0..r1, nb, &mut flops[..len]),
+        }
         let mut sum = 0u64;
         for (&n, &f) in nb.iter().zip(&flops[..len]) {
             t.nnz += n;
@@ -248,6 +254,61 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
     }
     debug_assert_eq!(r0, rows.end.max(rows.start));
     t
+}
+
+/// [`count_rows_inner`] over row groups (see [`crate::cpu::row_groups`]): the first row of
+/// each group is counted, the others copy its count and flops (same column list of A:
+/// same columns of C, same products). Runs of single rows go through one call.
+#[allow(clippy::too_many_arguments)]
+fn count_grouped<V: Scalar, O: Idx, I: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    cb: Option<&CompressedRows>,
+    groups: &RowGroups,
+    rows: std::ops::Range<usize>,
+    nnz: &mut [usize],
+    flops: &mut [u64],
+) {
+    let r0 = rows.start;
+    // Rows r0 + done.. are not counted yet.
+    let mut done = 0usize;
+    for g in groups.within(rows.clone()) {
+        if g.len() < 2 {
+            continue;
+        }
+        let (s, e) = (g.start - r0, g.end - r0);
+        let head = s + 1;
+        // The group's rows are checked, not trusted (A may differ from the one the groups
+        // were found in when this runs for another plan's A).
+        let same = (g.start + 1..g.end).all(|i| same_columns(a, g.start, i));
+        let upto = if same { head } else { e };
+        count_rows_inner(
+            ws,
+            a,
+            b,
+            cb,
+            r0 + done..r0 + upto,
+            &mut nnz[done..upto],
+            &mut flops[done..upto],
+        );
+        if same {
+            let (n, f) = (nnz[s], flops[s]);
+            nnz[head..e].fill(n);
+            flops[head..e].fill(f);
+        }
+        done = e;
+    }
+    let end = rows.end - r0;
+    count_rows_inner(
+        ws,
+        a,
+        b,
+        cb,
+        r0 + done..rows.end,
+        &mut nnz[done..end],
+        &mut flops[done..end],
+    );
 }
 
 /// Sums and maxima of one chunk's row counts (see [`count_rows`]).
@@ -915,6 +976,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
     cb: Option<&CompressedRows>,
+    groups: Option<&RowGroups>,
     threads: usize,
 ) -> Result<Counted> {
     let m = a.nrows();
@@ -951,7 +1013,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 pool.with(|ws| {
                     let acc = ws.dense_rows::<V>();
                     acc.prepare_symbolic(k, cb.is_some())?;
-                    Ok(count_rows(acc, a, b, cb, w[0]..w[1], np, fp))
+                    Ok(count_rows(acc, a, b, cb, groups, w[0]..w[1], np, fp))
                 })
             })
             .collect::<Result<Vec<_>>>()?
@@ -1046,11 +1108,20 @@ mod tests {
         for _ in 0..2 {
             let nb = m.div_ceil(FLOP_BLOCK);
             let mut blocks = vec![0u64; nb];
-            let t = count_rows(&mut ws, a, a, cb, 0..m, &mut nnz, &mut blocks);
+            let t = count_rows(&mut ws, a, a, cb, None, 0..m, &mut nnz, &mut blocks);
             let per_row: u64 = (0..m)
                 .map(|i| {
                     let mut one = [0u64];
-                    count_rows(&mut ws, a, a, cb, i..i + 1, &mut nnz[i..i + 1], &mut one);
+                    count_rows(
+                        &mut ws,
+                        a,
+                        a,
+                        cb,
+                        None,
+                        i..i + 1,
+                        &mut nnz[i..i + 1],
+                        &mut one,
+                    );
                     flops[i] = one[0];
                     one[0]
                 })

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use crate::cpu::accum::Accumulator;
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::dense;
+use crate::cpu::row_groups::{LANES, RowGroups, same_columns};
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
@@ -409,6 +410,147 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     in_range && digest.sum == want
 }
 
+/// [`replay_rows`] over row groups of A (see [`crate::cpu::row_groups`]): the rows of a
+/// group are summed together into `lanes` (lane l of column c: row l of the group; all
+/// -0.0 between groups), each entry of B loaded once for the group and each lane summed
+/// in the order [`replay_rows`] sums its row, so the values are bitwise the same. Single
+/// rows (and a group whose rows no longer share their column list, or their length in C)
+/// go through `dense` as in [`replay_rows`]. Returns as [`replay_rows`]; on `false` both
+/// arrays must be reset.
+#[allow(clippy::too_many_arguments)]
+fn replay_rows_grouped<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    dense: &mut [V],
+    lanes: &mut [[V; LANES]],
+    groups: &RowGroups,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    c_base: usize,
+    cols: &[J],
+    vals: &mut [V],
+    want: u64,
+) -> bool {
+    let (Some(av), Some(bv)) = (a.values(), b.values()) else {
+        return rows_digest(cols, row_ptr, rows) == want;
+    };
+    let off0 = row_ptr[rows.start];
+    let neg0 = V::NEG_ZERO;
+    let mut digest = ColDigest::at(off0);
+    let mut in_range = true;
+    for g in groups.within(rows) {
+        let (i0, r) = (g.start, g.len());
+        let n = row_ptr[i0 + 1] - row_ptr[i0];
+        let grouped = r >= 2
+            && (i0 + 1..g.end).all(|i| row_ptr[i + 1] - row_ptr[i] == n && same_columns(a, i0, i));
+        if !grouped {
+            for i in g {
+                let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+                in_range &=
+                    replay_row(dense, a, b, av, bv, i, c_base, &cols[s..e], &mut vals[s..e]);
+                digest.extend(&cols[s..e]);
+            }
+            continue;
+        }
+        accumulate_group(lanes, a, b, av, bv, g.clone());
+        let s0 = row_ptr[i0] - off0;
+        let vals = &mut vals[s0..s0 + r * n];
+        for (t, &c) in cols[s0..s0 + n].iter().enumerate() {
+            match lanes.get_mut(c.to_usize().wrapping_sub(c_base)) {
+                Some(d) => {
+                    for (l, &x) in d[..r].iter().enumerate() {
+                        vals[l * n + t] = x;
+                    }
+                    *d = [neg0; LANES];
+                }
+                None => in_range = false,
+            }
+        }
+        // The other rows' columns are not read: the digest covers them (row by row, as
+        // `rows_digest` does), and they equal the first row's when it matches.
+        for l in 0..r {
+            digest.extend(&cols[s0 + l * n..s0 + (l + 1) * n]);
+        }
+    }
+    in_range && digest.sum == want
+}
+
+/// Sums the products of the rows `rows` of A*B (at most [`LANES`] rows with the same
+/// column list) into `lanes`: lane l of column c (B's 0-based column) gets row
+/// `rows.start + l`'s products, in the order of A's row and B's rows; unused lanes get
+/// zero products (garbage, reset with the rest). Its own function: the lane loop is one
+/// vector multiply-add per entry of B.
+#[inline(never)]
+fn accumulate_group<V: Scalar, O: Idx, I: Idx>(
+    lanes: &mut [[V; LANES]],
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    av: &[V],
+    bv: &[V],
+    rows: std::ops::Range<usize>,
+) {
+    let p0 = a.row_start(rows.start);
+    let len = a.row_len(rows.start);
+    let mut starts = [p0; LANES];
+    for (st, i) in starts.iter_mut().zip(rows.clone()) {
+        *st = a.row_start(i);
+    }
+    let r = rows.len();
+    let b_cols = b.col_indices();
+    let b_base = b.base();
+    for t in 0..len {
+        let mut al = [V::ZERO; LANES];
+        for l in 0..r {
+            al[l] = av[starts[l] + t];
+        }
+        let j = a.col(p0 + t);
+        let (s, e) = (b.row_start(j), b.row_start(j + 1));
+        for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+            let d = &mut lanes[c.to_usize().wrapping_sub(b_base)];
+            for l in 0..LANES {
+                d[l] += al[l] * bq;
+            }
+        }
+    }
+}
+
+/// One row of [`replay_rows`]: sums row i into `dense`, gathers the values of its columns
+/// `row` (C's, plus `c_base`) into `vals` and resets them; false if a column is out of
+/// range.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    dense: &mut [V],
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    av: &[V],
+    bv: &[V],
+    i: usize,
+    c_base: usize,
+    row: &[J],
+    vals: &mut [V],
+) -> bool {
+    let neg0 = V::NEG_ZERO;
+    for p in a.row_range(i) {
+        let aij = av[p];
+        let r = b.row_range(a.col(p));
+        for (&cq, &bq) in b.col_indices()[r.clone()].iter().zip(&bv[r]) {
+            dense[cq.to_usize().wrapping_sub(b.base())] += aij * bq;
+        }
+    }
+    let mut in_range = true;
+    for (dv, &c) in vals.iter_mut().zip(row) {
+        match dense.get_mut(c.to_usize().wrapping_sub(c_base)) {
+            Some(slot) => {
+                *dv = *slot;
+                *slot = neg0;
+            }
+            None => in_range = false,
+        }
+    }
+    in_range
+}
+
 /// What a replay did: chunks replayed, and chunks whose columns in the caller's array
 /// differed from the plan's record and were computed afresh.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -433,11 +575,17 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     max_row_nnz: usize,
     sorted: bool,
     digests: &[u64],
+    groups: Option<&RowGroups>,
     c_base: usize,
     cols: &mut [J],
     vals: Option<&mut [V]>,
 ) -> Result<ReplayReport> {
     let k = b.ncols();
+    // The lanes take LANES values per column: only while they fit the replay's budget.
+    let lane_bytes = k
+        .saturating_mul(LANES)
+        .saturating_mul(std::mem::size_of::<V>());
+    let lane_groups = groups.filter(|_| lane_bytes <= crate::exec::REPLAY_MAX_DENSE_BYTES);
     let with_values = vals.is_some();
     let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
     let refilled = std::sync::atomic::AtomicUsize::new(0);
@@ -449,7 +597,35 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
         .try_for_each(|(((cp, mut vp), &want), w)| {
             pool.with(|ws| {
                 let rows = w[0]..w[1];
-                if with_values {
+                if let (Some(g), Some(vals)) = (lane_groups, vp.as_deref_mut()) {
+                    let (dense, lanes) = ws.replay_grouped::<V>();
+                    if dense.len() < k {
+                        crate::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
+                    }
+                    if lanes.len() < k {
+                        let neg0 = [V::NEG_ZERO; LANES];
+                        crate::alloc::try_grow(lanes, k, neg0, "grouped replay values")?;
+                    }
+                    let (dense, lanes) = (&mut dense[..k], &mut lanes[..k]);
+                    let ok = replay_rows_grouped(
+                        dense,
+                        lanes,
+                        g,
+                        a,
+                        b,
+                        rows.clone(),
+                        row_ptr,
+                        c_base,
+                        cp,
+                        vals,
+                        want,
+                    );
+                    if ok {
+                        return Ok(());
+                    }
+                    dense.fill(V::NEG_ZERO);
+                    lanes.fill([V::NEG_ZERO; LANES]);
+                } else if with_values {
                     let dense = ws.replay::<V>();
                     if dense.len() < k {
                         crate::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;

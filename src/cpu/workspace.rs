@@ -28,6 +28,9 @@ use crate::types::Scalar;
 #[derive(Default)]
 struct Numeric<V: Scalar> {
     dense_rows: DenseRows<V>,
+    /// Interleaved values of the grouped replay kernel (a lane per row of a group; all
+    /// -0.0 between groups).
+    lanes: Vec<[V; crate::cpu::row_groups::LANES]>,
     linked: LinkedAcc<V>,
     probe: ProbeAcc<V>,
 }
@@ -64,6 +67,14 @@ impl Workspace {
     /// kernel's value array, so a plan that is replayed keeps one such array per worker.
     pub fn replay<V: Scalar>(&mut self) -> &mut Vec<V> {
         self.numeric::<V>().dense_rows.values_mut()
+    }
+    /// [`Workspace::replay`] and the interleaved values of the grouped replay kernel.
+    #[allow(clippy::type_complexity)]
+    pub fn replay_grouped<V: Scalar>(
+        &mut self,
+    ) -> (&mut Vec<V>, &mut Vec<[V; crate::cpu::row_groups::LANES]>) {
+        let n = self.numeric::<V>();
+        (n.dense_rows.values_mut(), &mut n.lanes)
     }
 }
 

@@ -217,6 +217,7 @@ pub fn symbolic(
             split_row: r,
             gpu_flops,
         })),
+        row_groups: None,
     })
 }
 

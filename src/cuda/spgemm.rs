@@ -530,6 +530,7 @@ fn whole_plan(
         reuse: Default::default(),
         split: None,
         hybrid: None,
+        row_groups: None,
     })
 }
 

@@ -1,0 +1,251 @@
+//! Row groups of A ("inodes" in PETSc's words): runs of consecutive rows with the same
+//! column index list, as FEM and AMG matrices have (one row per degree of freedom of a
+//! node: `elast3d_p1_22` and the `sa_elast` operators have 57-67% of their rows equal to
+//! the row before, in groups of 3; the stencil, random and banded inputs none).
+//!
+//! Rows with the same column list give rows of C with the same column set, and for
+//! unsorted output the same first-touch order (it depends on the pattern only). So the
+//! symbolic phase counts only the first row of a group, and the grouped numeric kernels
+//! load each entry of B once for the whole group and sum the group's rows in an
+//! interleaved accumulator (a value per column and lane, [`LANES`] lanes), each lane in
+//! the order the ungrouped kernels sum: the output is bitwise theirs.
+//!
+//! Used by the dense symbolic count ([`crate::cpu::dense::count_rows`]) and the replay
+//! kernel (`gustavson::replay`, numeric calls from the third on). Measured at 2 threads,
+//! three alternating rounds against the ungrouped code (ms, medians of 7):
+//! `elast3d_p1_22` squared symbolic 12.5-14.4 -> 7.6-8.9, reuse 31-38 -> 21-26 (unsorted),
+//! 31-40 -> 23-29 (sorted); `sa_elast` A*P symbolic 7.5-9.8 -> 5.6-7.1, reuse 16-22 ->
+//! 12-14; R*AP reuse 19-24 -> 15-16; `lap3d_7pt_64` (no groups) unchanged within noise.
+//! The first numeric call's kernels (`dense::fill_rows`, `fill_rows_by_value`) and the
+//! hash symbolic phase are not grouped yet.
+//!
+//! Groups are kept as their start rows (O(groups) u32), only when worthwhile (see
+//! [`MIN_SAME_SHARE`]), and the numeric chunks never split a group (see [`RowGroups::align`]).
+//! Kernels check that a group's rows still have the same column list before treating them
+//! as one (A's structure may change between calls when validation is off) and fall back
+//! to row by row otherwise.
+
+use rayon::prelude::*;
+
+use crate::alloc::try_reserve;
+use crate::csr::CsrRef;
+use crate::error::Result;
+use crate::types::{Idx, Scalar};
+
+/// Lanes of the interleaved accumulators, and the largest group: four f64 lanes are one
+/// 256-bit vector; the benchmark inputs have groups of 3 (a lane idles).
+pub(crate) const LANES: usize = 4;
+
+/// Groups are kept when at least this share of A's rows equals the row before: then most
+/// rows are in groups and the grouped kernels save most of their loads of B. (The inputs
+/// measured have 0.57-0.67 or 0.00, so the threshold is not critical.)
+const MIN_SAME_SHARE: f64 = 0.25;
+
+/// Rows per block of the parallel detection (a block's first row starts a group).
+const DETECT_BLOCK: usize = 4096;
+
+/// Start rows of A's row groups, in order, then A's row count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowGroups {
+    starts: Vec<u32>,
+}
+
+/// Row i of A has the column list of row i - 1 (i >= 1).
+#[inline]
+fn same_as_previous<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>, i: usize) -> bool {
+    same_columns(a, i - 1, i)
+}
+
+/// Rows `r` and `s` of A have the same column list.
+#[inline]
+pub(crate) fn same_columns<O: Idx, I: Idx, V: Scalar>(
+    a: &CsrRef<'_, O, I, V>,
+    r: usize,
+    s: usize,
+) -> bool {
+    let (rr, sr) = (a.row_range(r), a.row_range(s));
+    if rr.len() != sr.len() {
+        return false;
+    }
+    let c = a.col_indices();
+    match (c.get(rr), c.get(sr)) {
+        (Some(x), Some(y)) => x.iter().zip(y).all(|(p, q)| p.to_usize() == q.to_usize()),
+        _ => false,
+    }
+}
+
+impl RowGroups {
+    /// The groups of A's rows (at most [`LANES`] rows each), or `None` when too few rows
+    /// are in groups for the grouped kernels to pay. Runs on the current rayon pool; one
+    /// pass over A's column indices where rows have equal lengths.
+    pub fn detect<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> Result<Option<Self>> {
+        let m = a.nrows();
+        if m < 2 || m > u32::MAX as usize {
+            return Ok(None);
+        }
+        let nblocks = m.div_ceil(DETECT_BLOCK);
+        let same: usize = (0..nblocks)
+            .into_par_iter()
+            .map(|q| {
+                let r = q * DETECT_BLOCK..((q + 1) * DETECT_BLOCK).min(m);
+                r.filter(|&i| i > 0 && same_as_previous(a, i)).count()
+            })
+            .sum();
+        if (same as f64) < MIN_SAME_SHARE * m as f64 {
+            return Ok(None);
+        }
+        let pieces: Vec<Vec<u32>> = (0..nblocks)
+            .into_par_iter()
+            .map(|q| {
+                let r = q * DETECT_BLOCK..((q + 1) * DETECT_BLOCK).min(m);
+                let mut v = Vec::new();
+                try_reserve(&mut v, r.len() / 2 + 1, "row group starts")?;
+                let mut size = 0usize;
+                for i in r.clone() {
+                    if i > r.start && size < LANES && same_as_previous(a, i) {
+                        size += 1;
+                    } else {
+                        if v.len() == v.capacity() {
+                            let more = v.len();
+                            try_reserve(&mut v, more, "row group starts")?;
+                        }
+                        v.push(i as u32);
+                        size = 1;
+                    }
+                }
+                Ok(v)
+            })
+            .collect::<Result<_>>()?;
+        let n: usize = pieces.iter().map(|p| p.len()).sum();
+        let mut starts = Vec::new();
+        try_reserve(&mut starts, n + 1, "row group starts")?;
+        for p in &pieces {
+            starts.extend_from_slice(p);
+        }
+        starts.push(m as u32);
+        Ok(Some(RowGroups { starts }))
+    }
+
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Rows of A the groups cover.
+    pub fn nrows(&self) -> usize {
+        *self.starts.last().expect("starts end with m") as usize
+    }
+
+    /// The groups as row ranges.
+    pub fn iter(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        self.starts.windows(2).map(|w| w[0] as usize..w[1] as usize)
+    }
+
+    /// The groups within `rows` (one clipped at each end if a bound of `rows` falls
+    /// inside a group: still rows with the same column list).
+    pub fn within(
+        &self,
+        rows: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let first = self
+            .starts
+            .partition_point(|&s| (s as usize) <= rows.start)
+            .saturating_sub(1);
+        let end = rows.end;
+        let start = rows.start;
+        self.starts[first..]
+            .windows(2)
+            .map(move |w| (w[0] as usize).max(start)..(w[1] as usize).min(end))
+            .take_while(move |r| r.start < end)
+    }
+
+    /// Moves each inner chunk boundary down to the start of the group holding it (so no
+    /// chunk splits a group) and drops chunks that became empty.
+    pub fn align(&self, chunks: &mut Vec<usize>) {
+        let n = chunks.len();
+        if n < 3 {
+            return;
+        }
+        for c in &mut chunks[1..n - 1] {
+            let g = self.starts.partition_point(|&s| (s as usize) <= *c);
+            *c = self.starts[g.saturating_sub(1)] as usize;
+        }
+        chunks.dedup();
+    }
+
+    /// Bytes the groups take.
+    pub fn bytes(&self) -> usize {
+        self.starts.len() * 4
+    }
+
+    /// One line for plan info.
+    pub fn describe(&self) -> String {
+        let rows = self.nrows();
+        format!(
+            "row groups of A: {} for {rows} rows (mean {:.2} rows, at most {LANES})",
+            self.len(),
+            rows as f64 / self.len().max(1) as f64
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A with groups of the given sizes (row lists shared inside a group).
+    fn grouped(sizes: &[usize], base: usize) -> (Vec<i32>, Vec<i32>, usize) {
+        let mut offs = vec![base as i32];
+        let mut cols = Vec::new();
+        let mut m = 0;
+        for (g, &s) in sizes.iter().enumerate() {
+            for _ in 0..s {
+                for d in 0..(g % 3) {
+                    cols.push((base + (g + 2 * d) % 50) as i32);
+                }
+                offs.push((cols.len() + base) as i32);
+                m += 1;
+            }
+        }
+        (offs, cols, m)
+    }
+
+    #[test]
+    fn detection_finds_runs_capped_at_lanes() {
+        for base in [0, 1] {
+            // Group 0 and 3 are empty rows (g % 3 == 0): runs of empty rows group too.
+            let sizes = [3, 2, 6, 1, 3, 4, 2, 9, 1];
+            let (offs, cols, m) = grouped(&sizes, base);
+            let a = CsrRef::<i32, i32, f64>::new(m, 60, base, &offs, &cols, None).unwrap();
+            let g = RowGroups::detect(&a).unwrap().unwrap();
+            let mut want = Vec::new();
+            let mut r = 0;
+            for &s in &sizes {
+                let mut left = s;
+                while left > 0 {
+                    let t = left.min(LANES);
+                    want.push(r..r + t);
+                    r += t;
+                    left -= t;
+                }
+            }
+            assert_eq!(g.iter().collect::<Vec<_>>(), want);
+            assert_eq!(g.nrows(), m);
+            // Chunks: inner bounds moved to group starts.
+            let mut chunks = vec![0, 1, 4, 5, 7, m];
+            g.align(&mut chunks);
+            assert_eq!(chunks, vec![0, 3, 5, m]);
+            let inside: Vec<_> = g.within(4..11).collect();
+            assert_eq!(inside, vec![4..5, 5..9, 9..11]);
+        }
+        // No repeated rows: no groups.
+        let offs: Vec<i32> = (0..=10).collect();
+        let cols: Vec<i32> = (0..10).collect();
+        let a = CsrRef::<i32, i32, f64>::new(10, 10, 0, &offs, &cols, None).unwrap();
+        assert_eq!(RowGroups::detect(&a).unwrap(), None);
+    }
+}
