@@ -332,8 +332,26 @@ impl<T: ZeroBits + std::fmt::Debug> std::fmt::Debug for Zeroed<T> {
     }
 }
 
+/// `s` seen as twice as many u32s (in memory order), so that arrays of both widths can
+/// share one [`Zeroed`] mapping.
+pub fn u32s_of(s: &[u64]) -> &[u32] {
+    // SAFETY: u32 has no invalid bit patterns and a u64 slice is aligned for u32; the
+    // view covers exactly the bytes of `s` and borrows it.
+    let (head, mid, tail) = unsafe { s.align_to::<u32>() };
+    debug_assert!(head.is_empty() && tail.is_empty());
+    mid
+}
+
+/// [`u32s_of`], mutable.
+pub fn u32s_of_mut(s: &mut [u64]) -> &mut [u32] {
+    // SAFETY: as in `u32s_of`; the view borrows `s` exclusively.
+    let (head, mid, tail) = unsafe { s.align_to_mut::<u32>() };
+    debug_assert!(head.is_empty() && tail.is_empty());
+    mid
+}
+
 /// Size of a transparent huge page on x86-64 and most aarch64 kernels.
-const HUGE_PAGE: usize = 2 << 20;
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
 /// Smallest page size the mappings are aligned to.
 const PAGE: usize = 4096;
 

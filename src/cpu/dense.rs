@@ -364,6 +364,7 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
         ws.stamp = stamp;
         return;
     };
+    let cb = cb.view();
     let bits = &mut ws.bits[..];
     let touched = &mut ws.touched;
     for i in rows {
@@ -1144,7 +1145,7 @@ mod tests {
             let (offs, cols, vals) = banded(n, w, base);
             let a = CsrRef::new(n, n, base, &offs, &cols, Some(&vals)).unwrap();
             let cb = compress::compress_rows(&a).unwrap().unwrap();
-            assert_eq!(cb.short_rows, w < 40, "w = {w}");
+            assert_eq!(cb.view().short_rows, w < 40, "w = {w}");
             let plain = counts(&a, None);
             assert_eq!(counts(&a, Some(&cb)), plain);
             // Reference: distinct columns per row by sorting.

@@ -52,6 +52,7 @@ fn count_rows<V: Scalar, O: Idx, I: Idx, S: SymbolicAcc>(
     out: &mut [usize],
 ) {
     let r0 = rows.start;
+    let cb = cb.map(CompressedRows::view);
     for i in rows {
         acc.begin_row((flop_prefix[i + 1] - flop_prefix[i]) as usize);
         match cb {
