@@ -1,5 +1,17 @@
 //! Sorting of one output row. Rows of C are short (tens to hundreds of entries), where an
 //! insertion sort beats the general-purpose sort; long rows use `sort_unstable`.
+//!
+//! Tried and dropped (session 10, see `docs/perf-raw/sort10-session10.md`): an AVX-512
+//! rank sort (rank of a key = popcount of "below" against the row held in 1-4 zmm
+//! registers; the emitter scattered columns and values straight to their ranks, without
+//! the `pos` lookup). Alone it ranked random rows of 9-50 keys 6-9x faster than this
+//! insertion sort (0.8-1.7 vs 7-13 ns per key) but only matched it on the first-touch
+//! rows of `lap3d_7pt` squared (1.1 vs 1.3-2.1 ns per key: those rows are nearly in
+//! order). In `dense::fill_rows` (one thread, best of 7, 48^3 grid) sorted output took
+//! 17.2-17.3 ms against 16.4-16.7 ms with this sort (unsorted 12.5-13.4), and on the
+//! `sa_poisson` A*P benchmark (2 threads, 5 alternating rounds) numeric 18.1-21.1 vs
+//! 18.0-19.9 ms. A portable version (chunks of 8 lanes, SSE2/AVX2) ranked at 3.5-6
+//! ns per key, slower than this sort on the stencil rows.
 
 /// Below this length insertion sort is used.
 pub(crate) const INSERTION_MAX: usize = 32;
@@ -43,6 +55,63 @@ pub fn sort_pairs<V: Copy>(pairs: &mut [(usize, V)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Distinct keys of length `n`: random, few values, with the extremes (0 and
+    /// u32::MAX - 1, the largest column index; high bit set and clear), ascending,
+    /// descending.
+    fn shapes(n: usize, seed: u64) -> Vec<Vec<u32>> {
+        let mut s = seed | 1;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let distinct = |f: &mut dyn FnMut() -> u32, first: &[u32]| {
+            let mut v: Vec<u32> = first.iter().copied().take(n).collect();
+            while v.len() < n {
+                let x = f();
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+            }
+            v
+        };
+        let random = distinct(&mut || rnd() as u32 % (u32::MAX - 1), &[]);
+        let small = distinct(&mut || (rnd() % (3 * n as u64 + 1)) as u32, &[]);
+        let mut extreme = distinct(
+            &mut || match rnd() % 4 {
+                0 => (rnd() % 64) as u32,
+                1 => u32::MAX - 1 - (rnd() % 64) as u32,
+                2 => (1u32 << 31) + (rnd() % 64) as u32 - 32,
+                _ => rnd() as u32 % (u32::MAX - 1),
+            },
+            &[u32::MAX - 1, 0],
+        );
+        // The largest key first, the smallest last.
+        if n >= 2 {
+            extreme.swap(1, n - 1);
+        }
+        let asc: Vec<u32> = (0..n as u32).map(|i| i * 3).collect();
+        let desc: Vec<u32> = asc.iter().rev().copied().collect();
+        let top: Vec<u32> = (0..n as u32).map(|i| u32::MAX - 1 - i).collect();
+        vec![random, small, extreme, asc, desc, top]
+    }
+
+    #[test]
+    fn sort_keys_matches_sort_unstable_at_every_length() {
+        for n in 0..=INSERTION_MAX + 40 {
+            for seed in 1..4u64 {
+                for keys in shapes(n, seed * 7919 + n as u64) {
+                    let mut want = keys.clone();
+                    want.sort_unstable();
+                    let mut got = keys.clone();
+                    sort_keys(&mut got);
+                    assert_eq!(got, want, "n {n} keys {keys:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn sorts_short_and_long() {
