@@ -42,7 +42,7 @@ use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::{split_at_bounds, value_pair};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
-use crate::cpu::row_groups::{RowGroups, same_columns};
+use crate::cpu::row_groups::RowGroups;
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::workspace::WorkspacePool;
@@ -278,25 +278,20 @@ fn count_grouped<V: Scalar, O: Idx, I: Idx>(
             continue;
         }
         let (s, e) = (g.start - r0, g.end - r0);
+        // The groups were found in this A by the same symbolic call.
         let head = s + 1;
-        // The group's rows are checked, not trusted (A may differ from the one the groups
-        // were found in when this runs for another plan's A).
-        let same = (g.start + 1..g.end).all(|i| same_columns(a, g.start, i));
-        let upto = if same { head } else { e };
         count_rows_inner(
             ws,
             a,
             b,
             cb,
-            r0 + done..r0 + upto,
-            &mut nnz[done..upto],
-            &mut flops[done..upto],
+            r0 + done..r0 + head,
+            &mut nnz[done..head],
+            &mut flops[done..head],
         );
-        if same {
-            let (n, f) = (nnz[s], flops[s]);
-            nnz[head..e].fill(n);
-            flops[head..e].fill(f);
-        }
+        let (n, f) = (nnz[s], flops[s]);
+        nnz[head..e].fill(n);
+        flops[head..e].fill(f);
         done = e;
     }
     let end = rows.end - r0;

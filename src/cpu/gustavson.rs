@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use crate::cpu::accum::Accumulator;
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::dense;
-use crate::cpu::row_groups::{LANES, RowGroups, same_columns};
+use crate::cpu::row_groups::{LANES, RowGroups};
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
@@ -381,28 +381,12 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     let (Some(vals), Some(av), Some(bv)) = (vals, a.values(), b.values()) else {
         return rows_digest(cols, row_ptr, rows) == want;
     };
-    let neg0 = V::NEG_ZERO;
     let mut digest = ColDigest::at(off0);
     let mut in_range = true;
     for i in rows {
-        for p in a.row_range(i) {
-            let aij = av[p];
-            let r = b.row_range(a.col(p));
-            for (&cq, &bq) in b.col_indices()[r.clone()].iter().zip(&bv[r]) {
-                dense[cq.to_usize().wrapping_sub(b.base())] += aij * bq;
-            }
-        }
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         let row = &cols[s..e];
-        for (dv, &c) in vals[s..e].iter_mut().zip(row) {
-            match dense.get_mut(c.to_usize().wrapping_sub(c_base)) {
-                Some(slot) => {
-                    *dv = *slot;
-                    *slot = neg0;
-                }
-                None => in_range = false,
-            }
-        }
+        in_range &= replay_row(dense, a, b, av, bv, i, c_base, row, &mut vals[s..e]);
         // Row by row (the row is in L1 after the gather). Rows are not aligned to pairs,
         // so the chunk's digest is the same only because positions, not pairs, key it:
         // the pairing restarts at each row.
@@ -415,8 +399,7 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
 /// group are summed together into `lanes` (lane l of column c: row l of the group; all
 /// -0.0 between groups), each entry of B loaded once for the group and each lane summed
 /// in the order [`replay_rows`] sums its row, so the values are bitwise the same. Single
-/// rows (and a group whose rows no longer share their column list, or their length in C)
-/// go through `dense` as in [`replay_rows`]. Returns as [`replay_rows`]; on `false` both
+/// rows go through `dense` as in [`replay_rows`]. Returns as [`replay_rows`]; on `false` both
 /// arrays must be reset.
 #[allow(clippy::too_many_arguments)]
 fn replay_rows_grouped<V: Scalar, O: Idx, I: Idx, J: Idx>(
@@ -442,9 +425,11 @@ fn replay_rows_grouped<V: Scalar, O: Idx, I: Idx, J: Idx>(
     for g in groups.within(rows) {
         let (i0, r) = (g.start, g.len());
         let n = row_ptr[i0 + 1] - row_ptr[i0];
-        let grouped = r >= 2
-            && (i0 + 1..g.end).all(|i| row_ptr[i + 1] - row_ptr[i] == n && same_columns(a, i0, i));
-        if !grouped {
+        // The replay runs only while every call checks A's structure against the plan's
+        // (`exec`), and the groups were found in that structure: its rows share their
+        // column list, so their rows of C have the same length.
+        debug_assert!((i0 + 1..g.end).all(|i| row_ptr[i + 1] - row_ptr[i] == n));
+        if r < 2 {
             for i in g {
                 let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
                 in_range &=

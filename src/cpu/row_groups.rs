@@ -21,9 +21,9 @@
 //!
 //! Groups are kept as their start rows (O(groups) u32), only when worthwhile (see
 //! [`MIN_SAME_SHARE`]), and the numeric chunks never split a group (see [`RowGroups::align`]).
-//! Kernels check that a group's rows still have the same column list before treating them
-//! as one (A's structure may change between calls when validation is off) and fall back
-//! to row by row otherwise.
+//! Kernels trust the groups without comparing rows again: the symbolic count uses them in
+//! the call that found them, and the replay runs only while every numeric call checks A's
+//! structure against the plan's (with validation off, numeric calls never replay).
 
 use rayon::prelude::*;
 
@@ -58,11 +58,7 @@ fn same_as_previous<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>, i: usize
 
 /// Rows `r` and `s` of A have the same column list.
 #[inline]
-pub(crate) fn same_columns<O: Idx, I: Idx, V: Scalar>(
-    a: &CsrRef<'_, O, I, V>,
-    r: usize,
-    s: usize,
-) -> bool {
+fn same_columns<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>, r: usize, s: usize) -> bool {
     let (rr, sr) = (a.row_range(r), a.row_range(s));
     if rr.len() != sr.len() {
         return false;
