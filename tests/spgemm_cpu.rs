@@ -33,6 +33,22 @@ fn product(
     Ok(out)
 }
 
+/// New values for A and B of the reuse tests (same structure): -0.0 in every ninth entry
+/// of A, a NaN in round 3, small integers elsewhere (exact sums, so any change of the
+/// summation order that changes bits is a real one).
+fn new_values(a: &mut Csr, b: &mut Csr, rng: &mut Rng, round: usize) {
+    for (t, v) in a.val.iter_mut().enumerate() {
+        *v = match (t + round) % 9 {
+            0 => -0.0,
+            1 if round == 3 => f64::NAN,
+            _ => (rng.below(7) as f64) - 3.0,
+        };
+    }
+    for v in b.val.iter_mut() {
+        *v = (rng.below(5) as f64) - 2.0;
+    }
+}
+
 fn handle(threads: usize, alg: Algorithm, sorted: bool) -> Handle {
     let mut h = Handle::new(threads).unwrap();
     h.options.algorithm = alg;
@@ -875,16 +891,7 @@ fn reuse_replay_matches_fresh_products() {
                 let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
                 let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
                 for round in 0..6 {
-                    for (t, v) in a.val.iter_mut().enumerate() {
-                        *v = match (t + round) % 9 {
-                            0 => -0.0,
-                            1 if round == 3 => f64::NAN,
-                            _ => (rng.below(7) as f64) - 3.0,
-                        };
-                    }
-                    for v in b.val.iter_mut() {
-                        *v = (rng.below(5) as f64) - 2.0;
-                    }
+                    new_values(&mut a, &mut b, &mut rng, round);
                     let (ta, tb) = (view(&a), view(&b));
                     let chunks = plan.chunks.len() - 1;
                     match round {
@@ -1314,16 +1321,7 @@ fn row_groups_match_reference_on_every_call() {
                 let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
                 let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
                 for round in 0..5 {
-                    for (t, v) in a.val.iter_mut().enumerate() {
-                        *v = match (t + round) % 9 {
-                            0 => -0.0,
-                            1 if round == 3 => f64::NAN,
-                            _ => (rng.below(7) as f64) - 3.0,
-                        };
-                    }
-                    for v in b.val.iter_mut() {
-                        *v = (rng.below(5) as f64) - 2.0;
-                    }
+                    new_values(&mut a, &mut b, &mut rng, round);
                     let (ta, tb) = (view(&a), view(&b));
                     let before = plan.reuse.lock().replayed_chunks;
                     exec::numeric(
