@@ -4,7 +4,9 @@
 //! interleaved fused partial sums, so they must agree exactly.
 //! Covers rows of every length 0..=40 (every tail of the 4- and 8-entry steps), 32- and
 //! 64-bit column indices, 0/1-based, f32 and f64, both layouts with unit and padded
-//! strides, beta = 0 over NaN, alpha = 0, and blocks cut at odd rows (1 and 2 threads).
+//! strides, beta = 0 over NaN, alpha = 0, and blocks cut at odd rows (1, 2 and 3 threads,
+//! bitwise the same); and rows made of runs of consecutive columns (lengths 1..=17, as in
+//! stencil matrices), with duplicated runs and shuffled (unsorted) rows.
 
 use spgemm::cpu::spmm::rows::{CsrRows, SparseRows};
 use spgemm::cpu::spmm::{self as kern, Isa, Layout, Problem, SpmmScalar};
@@ -147,17 +149,68 @@ fn vector(rng: &mut Rng, rows: usize, c: &Case, fill: f64) -> (Vec<f64>, usize) 
     (v, stride)
 }
 
+/// 0-based rows made of runs of consecutive columns (stencil-like), `ncols` >= 40: rows
+/// 0..17 are one run of length 1..=17; row 17 + j holds runs of length (j % 17) + 1 with
+/// gaps of 1 or 2 up to 40 entries; then rows of random runs (lengths 1..=17), some of
+/// them repeated (duplicate columns), some rows shuffled (unsorted columns).
+fn runs_matrix(rng: &mut Rng, nrows: usize, ncols: usize) -> Vec<Vec<(usize, f64)>> {
+    (0..nrows)
+        .map(|i| {
+            let mut row = Vec::new();
+            if i < 17 {
+                let c0 = rng.below(ncols - i);
+                row.extend((0..=i).map(|t| (c0 + t, rng.val())));
+                return row;
+            }
+            let fixed = i < 2 * 17;
+            let mut c = rng.below(4);
+            while row.len() < 40 {
+                let len = if fixed {
+                    (i - 17) % 17 + 1
+                } else {
+                    1 + rng.below(17)
+                };
+                if c + len > ncols {
+                    break;
+                }
+                row.extend((c..c + len).map(|t| (t, rng.val())));
+                if !fixed && rng.below(4) == 0 {
+                    // The same run again: duplicate columns.
+                    row.extend((c..c + len).map(|t| (t, rng.val())));
+                }
+                c += len + 1 + rng.below(2);
+            }
+            if !fixed && rng.below(3) == 0 {
+                for t in (1..row.len()).rev() {
+                    row.swap(t, rng.below(t + 1));
+                }
+            }
+            row
+        })
+        .collect()
+}
+
 fn check_all<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, tol: f64) {
     let mut rng = Rng(seed | 1);
-    let ncols = 37;
-    let m = matrix(&mut rng, 3 * 41 + 150, ncols);
+    let m = matrix(&mut rng, 3 * 41 + 150, 37);
+    check_rows::<O, I, V>(&mut rng, &m, 37, tol);
+    let m = runs_matrix(&mut rng, 200, 97);
+    check_rows::<O, I, V>(&mut rng, &m, 97, tol);
+}
+
+fn check_rows<O: Idx, I: Idx, V: SpmmScalar>(
+    rng: &mut Rng,
+    m: &[Vec<(usize, f64)>],
+    ncols: usize,
+    tol: f64,
+) {
     for layout in [Layout::RowMajor, Layout::ColMajor] {
         for pad in [0, 2] {
             for base in [0, 1] {
                 for (alpha, beta) in [(1.0, 0.0), (-0.75, 0.5), (0.0, 0.5), (0.0, 0.0), (2.0, 1.0)]
                 {
                     let c = Case {
-                        rows: &m,
+                        rows: m,
                         ncols,
                         base,
                         layout,
@@ -165,9 +218,9 @@ fn check_all<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, tol: f64) {
                         alpha,
                         beta,
                     };
-                    let (x, sx) = vector(&mut rng, ncols, &c, 0.0);
+                    let (x, sx) = vector(rng, ncols, &c, 0.0);
                     let nan_y = beta == 0.0;
-                    let (y, sy) = vector(&mut rng, m.len(), &c, if nan_y { f64::NAN } else { 0.0 });
+                    let (y, sy) = vector(rng, m.len(), &c, if nan_y { f64::NAN } else { 0.0 });
                     // Reference in f64 with the inputs rounded to V.
                     let r = |v: f64| V::from_f64(v).to_f64();
                     let mut want = y.clone();
@@ -191,7 +244,8 @@ fn check_all<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, tol: f64) {
                             eprintln!("skipping {isa:?}: not available on this machine");
                             continue;
                         }
-                        for threads in [1, 2] {
+                        let mut first: Option<Vec<f64>> = None;
+                        for threads in [1, 2, 3] {
                             let (got, _) = run::<O, I, V>(&c, isa, threads, false, &x, &y);
                             let what = format!(
                                 "{isa:?} {layout:?} pad {pad} base {base} alpha {alpha} beta {beta} {threads} threads"
@@ -222,6 +276,14 @@ fn check_all<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, tol: f64) {
                                 same,
                                 "{what}: raw-array kernel bits differ from the generic kernel's"
                             );
+                            // Bitwise independent of the thread count.
+                            match &first {
+                                None => first = Some(got),
+                                Some(f) => assert!(
+                                    f.iter().zip(&got).all(|(u, v)| u.to_bits() == v.to_bits()),
+                                    "{what}: bits differ from the 1-thread run"
+                                ),
+                            }
                         }
                     }
                 }

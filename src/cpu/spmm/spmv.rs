@@ -28,6 +28,14 @@
 //! lap3d_7pt_64 and elast3d_p1_22 (A 22 and 15 MB, which stay partly cached) slower.
 //! A branch-free tail (slots 1 and 2 always read an entry of the row and keep their sum
 //! through a bit select past its end) won 4-7% on rmat_16 but lost 25% on sa_poisson_A.
+//!
+//! Dropped in session 11 (figures in `docs/perf-raw/spmv11-session11.md`): runs of
+//! consecutive columns (27-point stencil: 9 runs of 3) summed as masked vectors, one vector
+//! load of x and of A's values and one vector FMA per run, with the runs found by vector
+//! compares of the column indices: 1.1-2x slower on lap3d_27pt_42, banded_500k_7 and
+//! elast2d_q1_196 (per-run bookkeeping and a horizontal reduction per row outweigh the
+//! saved loads on rows of 7-27 entries); and one vector range check of a row's columns in
+//! place of the per-entry check of `raw_kernel`: 5-15% slower on lap3d_27pt_42.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
