@@ -41,7 +41,6 @@ use rayon::prelude::*;
 use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::{split_at_bounds, value_pair};
-use crate::cpu::order_cache::OrderCache;
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
 use crate::cpu::row_groups::RowGroups;
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
@@ -74,9 +73,6 @@ pub struct DenseRows<V> {
     order_l1: Vec<u64>,
     /// Numeric, sorted output: one bit per word of `order_l1`; all zero between rows.
     order_l2: Vec<u64>,
-    /// Numeric, sorted output: the permutation that sorted the last row (see
-    /// [`crate::cpu::order_cache`]).
-    order_cache: OrderCache,
     /// Symbolic and numeric by value: `mark[c] == stamp` when column c (raw index) is in
     /// the current row.
     mark: Vec<u32>,
@@ -97,7 +93,6 @@ impl<V: Scalar> Default for DenseRows<V> {
             order_bits: Vec::new(),
             order_l1: Vec::new(),
             order_l2: Vec::new(),
-            order_cache: OrderCache::default(),
             mark: Vec::new(),
             stamp: 0,
             bits: Vec::new(),
@@ -131,13 +126,12 @@ impl<V: Scalar> DenseRows<V> {
     /// bytes and a 64th and 4096th of that: a 32nd of the slots).
     pub fn prepare_numeric(&mut self, k: usize, max_row: usize, sorted: bool) -> Result<()> {
         try_grow(&mut self.pos, k, EMPTY, "dense accumulator slots")?;
+        if sorted {
+            self.prepare_order(k)?;
+        }
         // One spare slot: the branch-free insert writes the next free slot
         // unconditionally.
         let cap = max_row.min(k) + 1;
-        if sorted {
-            self.prepare_order(k)?;
-            self.order_cache.prepare(cap)?;
-        }
         try_grow(&mut self.row_cols, cap, 0, "dense accumulator row columns")?;
         try_grow(
             &mut self.row_vals,
@@ -517,7 +511,6 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
                 l1: &mut ws.order_l1,
                 l2: &mut ws.order_l2,
             },
-            &mut ws.order_cache,
             row_cols,
             n,
             row_vals,
@@ -765,9 +758,6 @@ fn drain_two(
 enum OrderPath {
     /// Not at all: the row is to be sorted.
     Sort,
-    /// Not at all: the previous row's sorting permutation sorted it (see
-    /// [`crate::cpu::order_cache`]).
-    Cached,
     /// The window of `l0`.
     Flat,
     /// `l1`, then `l0`.
@@ -842,104 +832,66 @@ impl OrderBits<'_> {
 #[allow(clippy::too_many_arguments)]
 fn emit_row<V: Scalar, J: Idx>(
     pos: &mut [u32],
-    order: OrderBits<'_>,
-    cache: &mut OrderCache,
+    mut order: OrderBits<'_>,
     row_cols: &mut [u32],
     n: usize,
     row_vals: &[V],
     sorted: bool,
     c_base: usize,
     cols: &mut [J],
-    vals: Option<&mut [V]>,
+    mut vals: Option<&mut [V]>,
 ) -> OrderPath {
     let to_j =
         |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
-    if !sorted {
+    if sorted {
+        let mut t = 0usize;
+        let path = match vals.as_deref_mut() {
+            Some(vals) => order.visit_in_order(&row_cols[..n], &mut |c| {
+                let p = &mut pos[c];
+                vals[t] = row_vals[*p as usize];
+                *p = EMPTY;
+                cols[t] = to_j(c as u32);
+                t += 1;
+            }),
+            None => order.visit_in_order(&row_cols[..n], &mut |c| {
+                pos[c] = EMPTY;
+                cols[t] = to_j(c as u32);
+                t += 1;
+            }),
+        };
+        if path != OrderPath::Sort {
+            debug_assert_eq!(t, n);
+            return path;
+        }
+    }
+    let row_cols = &mut row_cols[..n];
+    if sorted {
+        // Rows are short; slot numbers survive the sort through `pos`.
+        sort_keys(row_cols);
+        match vals {
+            Some(vals) => {
+                for ((dc, dv), &c) in cols.iter_mut().zip(vals.iter_mut()).zip(row_cols.iter()) {
+                    let p = &mut pos[c as usize];
+                    *dv = row_vals[*p as usize];
+                    *p = EMPTY;
+                    *dc = to_j(c);
+                }
+            }
+            None => {
+                for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
+                    pos[c as usize] = EMPTY;
+                    *dc = to_j(c);
+                }
+            }
+        }
+    } else {
         // First-touch order: slot t holds column row_cols[t].
-        for (dc, &c) in cols.iter_mut().zip(row_cols[..n].iter()) {
+        for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
             pos[c as usize] = EMPTY;
             *dc = to_j(c);
         }
         if let Some(vals) = vals {
             vals.copy_from_slice(&row_vals[..vals.len()]);
-        }
-        return OrderPath::Sort;
-    }
-    emit_row_sorted(pos, order, cache, row_cols, n, row_vals, c_base, cols, vals)
-}
-
-/// The sorted part of [`emit_row`], out of line: inlined, it made the unsorted first
-/// numeric call on `lap3d_7pt_64` squared 10-20% slower (three alternating rounds).
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn emit_row_sorted<V: Scalar, J: Idx>(
-    pos: &mut [u32],
-    mut order: OrderBits<'_>,
-    cache: &mut OrderCache,
-    row_cols: &mut [u32],
-    n: usize,
-    row_vals: &[V],
-    c_base: usize,
-    cols: &mut [J],
-    mut vals: Option<&mut [V]>,
-) -> OrderPath {
-    let to_j =
-        |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
-    if cache.emit(&row_cols[..n], row_vals, c_base, cols, vals.as_deref_mut()) {
-        for &c in &row_cols[..n] {
-            pos[c as usize] = EMPTY;
-        }
-        return OrderPath::Cached;
-    }
-    // Whichever way the row is sorted, the slot of its r-th column goes to `perm[r]`.
-    let perm = cache.record(n);
-    let mut t = 0usize;
-    let path = match vals.as_deref_mut() {
-        Some(vals) => order.visit_in_order(&row_cols[..n], &mut |c| {
-            let p = &mut pos[c];
-            vals[t] = row_vals[*p as usize];
-            perm[t] = *p;
-            *p = EMPTY;
-            cols[t] = to_j(c as u32);
-            t += 1;
-        }),
-        None => order.visit_in_order(&row_cols[..n], &mut |c| {
-            let p = &mut pos[c];
-            perm[t] = *p;
-            *p = EMPTY;
-            cols[t] = to_j(c as u32);
-            t += 1;
-        }),
-    };
-    if path != OrderPath::Sort {
-        debug_assert_eq!(t, n);
-        return path;
-    }
-    let row_cols = &mut row_cols[..n];
-    // Rows are short; slot numbers survive the sort through `pos`.
-    sort_keys(row_cols);
-    match vals {
-        Some(vals) => {
-            for (((dc, dv), &c), ps) in cols
-                .iter_mut()
-                .zip(vals.iter_mut())
-                .zip(row_cols.iter())
-                .zip(perm.iter_mut())
-            {
-                let p = &mut pos[c as usize];
-                *dv = row_vals[*p as usize];
-                *ps = *p;
-                *p = EMPTY;
-                *dc = to_j(c);
-            }
-        }
-        None => {
-            for ((dc, &c), ps) in cols.iter_mut().zip(row_cols.iter()).zip(perm.iter_mut()) {
-                let p = &mut pos[c as usize];
-                *ps = *p;
-                *p = EMPTY;
-                *dc = to_j(c);
-            }
         }
     }
     OrderPath::Sort
@@ -1221,16 +1173,7 @@ mod tests {
         let mut want = first_touch.to_vec();
         want.sort_unstable();
         let mut paths = Vec::new();
-        let combos = [(true, false), (false, true), (true, true)];
-        // Each row twice: first with no permutation recorded (sorted by the path
-        // returned), then through the permutation the first pass recorded.
-        for (with_vals, one_based, again) in combos
-            .iter()
-            .flat_map(|&(v, b)| [(v, b, false), (v, b, true)])
-        {
-            if !again {
-                ws.order_cache.prepare(n + 1).unwrap();
-            }
+        for (with_vals, one_based) in [(true, false), (false, true), (true, true)] {
             for (t, &c) in first_touch.iter().enumerate() {
                 ws.pos[c as usize] = t as u32;
                 ws.row_cols[t] = c;
@@ -1241,22 +1184,19 @@ mod tests {
                 l1: &mut ws.order_l1,
                 l2: &mut ws.order_l2,
             };
-            let cache = &mut ws.order_cache;
             let mut vals = vec![-1.0f64; n];
             let base = one_based as usize;
             let got: Vec<u64> = if one_based {
                 let mut cols = vec![0i64; n];
                 let v = with_vals.then_some(&mut vals[..]);
                 let (pos, rc, rv) = (&mut ws.pos, &mut ws.row_cols, &ws.row_vals);
-                let path = emit_row(pos, order, cache, rc, n, rv, true, 1, &mut cols, v);
-                paths.push((again, path));
+                paths.push(emit_row(pos, order, rc, n, rv, true, 1, &mut cols, v));
                 cols.iter().map(|&c| c as u64).collect()
             } else {
                 let mut cols = vec![0i32; n];
                 let v = with_vals.then_some(&mut vals[..]);
                 let (pos, rc, rv) = (&mut ws.pos, &mut ws.row_cols, &ws.row_vals);
-                let path = emit_row(pos, order, cache, rc, n, rv, true, 0, &mut cols, v);
-                paths.push((again, path));
+                paths.push(emit_row(pos, order, rc, n, rv, true, 0, &mut cols, v));
                 cols.iter().map(|&c| c as u64).collect()
             };
             let want_cols: Vec<u64> = want.iter().map(|&c| (c as usize + base) as u64).collect();
@@ -1271,16 +1211,8 @@ mod tests {
             let clear = |v: &[u64]| v.iter().all(|&w| w == 0);
             assert!(clear(&ws.order_bits) && clear(&ws.order_l1) && clear(&ws.order_l2));
         }
-        let first = paths[0].1;
-        for &(again, path) in &paths {
-            let want = if again && n >= 2 {
-                OrderPath::Cached
-            } else {
-                first
-            };
-            assert_eq!(path, want, "k {k} n {n}");
-        }
-        first
+        assert!(paths.windows(2).all(|w| w[0] == w[1]));
+        paths[0]
     }
 
     /// Distinct columns: `lo`, `hi` and `n - 2` more drawn from `lo..hi`, shuffled.

@@ -6,7 +6,6 @@ pub mod accum;
 pub mod compress;
 pub mod dense;
 pub mod gustavson;
-pub mod order_cache;
 pub mod partition;
 pub mod row_groups;
 pub mod sort;
