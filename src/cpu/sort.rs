@@ -12,6 +12,13 @@
 //! `sa_poisson` A*P benchmark (2 threads, 5 alternating rounds) numeric 18.1-21.1 vs
 //! 18.0-19.9 ms. A portable version (chunks of 8 lanes, SSE2/AVX2) ranked at 3.5-6
 //! ns per key, slower than this sort on the stencil rows.
+//!
+//! Also tried and dropped (session 11, `docs/perf-raw/sortpat11-session11.md`): no sort for
+//! rows that one of the last 4 rows' sorting permutations sorts (checked exactly: the
+//! gathered columns strictly increasing). 88-97% of the rows of the stencil and elasticity
+//! squares hit, but the benchmark showed no gain beyond the noise on `lap3d_7pt_64`
+//! squared, 10-20% on `elast2d_q1_196` squared, and losses on `banded_500k_7`,
+//! `er_uniform_200k` and (rows of 9, before skipping short rows) `sa_poisson` A*P.
 
 /// Below this length insertion sort is used.
 pub(crate) const INSERTION_MAX: usize = 32;
