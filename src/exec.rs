@@ -706,6 +706,7 @@ impl PairOp for NumericOp<'_, '_> {
                         &a,
                         &b,
                         &plan.chunks,
+                        plan.row_groups.as_ref(),
                         &plan.row_ptr,
                         plan.max_row_nnz,
                         plan.sorted,

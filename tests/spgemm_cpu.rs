@@ -1483,3 +1483,231 @@ fn runs_of_consecutive_columns_match_reference() {
         }
     }
 }
+
+/// A with row groups of sizes cycling through 1..=5 (detected as groups of at most 4),
+/// rows of up to `max_len` entries over `ncols` columns (duplicates, unsorted), values
+/// with -0.0, a NaN now and then, small integers elsewhere; every seventh group of two or
+/// more rows is broken by one differing column in one of its later rows.
+fn grouped_first_call_a(rng: &mut Rng, groups: usize, ncols: usize, max_len: usize) -> Csr {
+    let mut ptr = vec![0];
+    let (mut col, mut val) = (Vec::new(), Vec::new());
+    let mut nrows = 0;
+    for g in 0..groups {
+        let size = 1 + g % 5;
+        let len = if g % 11 == 3 {
+            0
+        } else {
+            1 + rng.below(max_len)
+        };
+        let cols: Vec<usize> = (0..len).map(|_| rng.below(ncols)).collect();
+        let broken =
+            (g % 7 == 1 && size >= 2).then(|| (1 + rng.below(size - 1), rng.below(len.max(1))));
+        for r in 0..size {
+            for (t, &c) in cols.iter().enumerate() {
+                let c = match broken {
+                    Some((br, bt)) if br == r && bt == t => (c + 1 + rng.below(ncols - 1)) % ncols,
+                    _ => c,
+                };
+                col.push(c);
+                val.push(match rng.below(23) {
+                    0 => -0.0,
+                    1 if g % 13 == 5 => f64::NAN,
+                    _ => (rng.below(7) as f64) - 3.0,
+                });
+            }
+            ptr.push(col.len());
+            nrows += 1;
+        }
+    }
+    Csr {
+        nrows,
+        ncols,
+        ptr,
+        col,
+        val,
+    }
+}
+
+/// The first numeric call over row groups (`dense::fill_rows` and, with many products per
+/// entry, `fill_rows_by_value`, grouped): bitwise the reference (and so every other
+/// algorithm) for groups of 2..=5 rows, broken groups, -0.0 and NaN, f32 and f64, both
+/// bases and index widths, sorted and unsorted, with and without values; unsorted rows of
+/// an intact group list their columns in the same order.
+#[test]
+fn row_groups_first_numeric_call_bitwise() {
+    let mut rng = Rng::new(91);
+    // (columns of A = rows of B, columns of B, longest row of A, row of B): the slot
+    // kernel, then the value kernel (at least 24 products per entry of C).
+    for (case, (inner, ncols, max_len, b_row)) in
+        [(60, 150, 9, 8), (48, 5, 40, 16)].into_iter().enumerate()
+    {
+        let a = grouped_first_call_a(&mut rng, 120, inner, max_len);
+        let mut b = random(
+            &mut rng,
+            Shape {
+                nrows: inner,
+                ncols,
+                max_row: b_row,
+                duplicates: true,
+                unsorted: true,
+                zeros: 0.1,
+                integer_values: true,
+                empty_rows: if case == 0 { 0.1 } else { 0.0 },
+                ..Default::default()
+            },
+        );
+        b.val[3] = -0.0;
+        if case == 1 {
+            let flops: usize = (0..a.nrows)
+                .flat_map(|i| a.ptr[i]..a.ptr[i + 1])
+                .map(|p| b.ptr[a.col[p] + 1] - b.ptr[a.col[p]])
+                .sum();
+            let nnz_c = reference::<f64>(&a, &b).1.len();
+            assert!(flops >= 24 * nnz_c, "{flops} products for {nnz_c} entries");
+        }
+        check_all_algorithms(&a, &b, &format!("grouped first call, case {case}"));
+        for vt in VALUE_TYPES {
+            for (it, base) in [(IndexType::Int32, 0usize), (IndexType::Int64, 1)] {
+                for sorted in [true, false] {
+                    for with_values in [true, false] {
+                        let h = handle(2, Algorithm::Dense, sorted);
+                        let (ta, tb) = (
+                            typed(&a, it, it, vt, base, true),
+                            typed(&b, it, it, vt, base, true),
+                        );
+                        let f = OutputFormat {
+                            offsets: it,
+                            indices: it,
+                            base,
+                        };
+                        let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+                        let groups = plan.row_groups.as_ref().expect("A has row groups");
+                        let got = numeric_out(&h, &plan, &ta, &tb, f, with_values).unwrap();
+                        let what = format!(
+                            "case {case} {vt:?} {it:?} base {base} sorted {sorted} values {with_values}"
+                        );
+                        if !sorted {
+                            for g in groups.iter() {
+                                let intact = g.clone().all(|i| {
+                                    a.col[a.ptr[i]..a.ptr[i + 1]]
+                                        == a.col[a.ptr[g.start]..a.ptr[g.start + 1]]
+                                });
+                                if !intact {
+                                    continue;
+                                }
+                                let r0 = &got.col[got.ptr[g.start]..got.ptr[g.start + 1]];
+                                for i in g.clone() {
+                                    assert_eq!(&got.col[got.ptr[i]..got.ptr[i + 1]], r0, "{what}");
+                                }
+                            }
+                        }
+                        let got = if sorted { got } else { sort_rows(&got) };
+                        assert_eq!(got, expected(&a, &b, vt, with_values), "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A's structure changes between the symbolic and the first numeric call with
+/// validation off (so nothing but the kernels sees it): a later row of a group gets another
+/// column. Where B's rows for the old and new column have the same columns (C's structure
+/// is the plan's) the values must be A'*B's, bitwise (grouped kernels trusting the groups
+/// would use the old column's row of B); where they differ, PlanMismatch or the right
+/// product, never a wrong one.
+#[test]
+fn row_groups_changed_structure_without_validation() {
+    let mut rng = Rng::new(93);
+    for (case, (inner, ncols, max_len, b_row)) in
+        [(60, 150, 9, 8), (48, 5, 40, 16)].into_iter().enumerate()
+    {
+        let a = grouped_first_call_a(&mut rng, 80, inner, max_len);
+        let mut b = random(
+            &mut rng,
+            Shape {
+                nrows: inner,
+                ncols,
+                max_row: b_row,
+                duplicates: true,
+                unsorted: true,
+                integer_values: true,
+                ..Default::default()
+            },
+        );
+        // Rows 2q + 1 of B: row 2q's columns, other values.
+        let mut ptr = vec![0];
+        let (mut col, mut val) = (Vec::new(), Vec::new());
+        for i in 0..inner {
+            let src = i & !1;
+            for p in b.ptr[src]..b.ptr[src + 1] {
+                col.push(b.col[p]);
+                val.push(if i == src {
+                    b.val[p]
+                } else {
+                    b.val[p] * 3.0 + 1.0
+                });
+            }
+            ptr.push(col.len());
+        }
+        b.ptr = ptr;
+        b.col = col;
+        b.val = val;
+        for sorted in [true, false] {
+            for alg in [Algorithm::Dense, Algorithm::Auto] {
+                let mut h = handle(2, alg, sorted);
+                h.options.validate = false;
+                let f = OutputFormat {
+                    offsets: IndexType::Int32,
+                    indices: IndexType::Int32,
+                    base: 0,
+                };
+                let view = |m: &Csr| {
+                    typed(
+                        m,
+                        IndexType::Int32,
+                        IndexType::Int32,
+                        ValueType::Float64,
+                        0,
+                        true,
+                    )
+                };
+                let plan = exec::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+                let groups: Vec<_> = plan
+                    .row_groups
+                    .as_ref()
+                    .expect("A has row groups")
+                    .iter()
+                    .filter(|g| g.len() >= 2 && a.ptr[g.start + 1] > a.ptr[g.start])
+                    .collect();
+                assert!(groups.len() > 10);
+                for (t, g) in groups.iter().enumerate().step_by(3) {
+                    let row = g.start + 1 + t % (g.len() - 1);
+                    let p = a.ptr[row] + t % (a.ptr[row + 1] - a.ptr[row]);
+                    for same_structure in [true, false] {
+                        let mut a2 = a.clone();
+                        a2.col[p] = if same_structure {
+                            a.col[p] ^ 1
+                        } else {
+                            (a.col[p] + 2 + t) % inner
+                        };
+                        let what = format!(
+                            "case {case} sorted {sorted} {alg:?} row {row} same {same_structure}"
+                        );
+                        let want = expected(&a2, &b, ValueType::Float64, true);
+                        match numeric_out(&h, &plan, &view(&a2), &view(&b), f, true) {
+                            Ok(got) => {
+                                let got = if sorted { got } else { sort_rows(&got) };
+                                assert_eq!(got, want, "{what}");
+                            }
+                            Err(e) => {
+                                assert!(!same_structure, "{what}: {e}");
+                                assert_eq!(e.status, Status::PlanMismatch, "{what}: {e}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -15,6 +15,13 @@
 //! the cache footprint). A branch-free insert (select instead of "new or old") was
 //! measured slower on every benchmark input, also where half the insertions are new.
 //!
+//! Both numeric kernels take A's row groups (see [`crate::cpu::row_groups`]): the rows of
+//! a group share their columns of C and first-touch order, so [`fill_group`] and
+//! [`fill_group_by_value`] find the columns once, sum each row in its own lane of an
+//! interleaved accumulator (one load of each entry of B for the group, each lane in the
+//! order of the single-row kernel: bitwise its output), emit (for sorted output: sort)
+//! the columns once and copy them to the group's other rows.
+//!
 //! Numeric by value ([`fill_rows_by_value`], chosen by `exec` for products with many
 //! multiplications per entry of C): the paper's layout after all, a value per column
 //! (-0.0 between rows, as in the replay kernel, so the sums are bitwise the same) and a
@@ -42,7 +49,7 @@ use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::{split_at_bounds, value_pair};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
-use crate::cpu::row_groups::RowGroups;
+use crate::cpu::row_groups::{LANES, RowGroups, same_columns};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::workspace::WorkspacePool;
@@ -73,6 +80,12 @@ pub struct DenseRows<V> {
     order_l1: Vec<u64>,
     /// Numeric, sorted output: one bit per word of `order_l1`; all zero between rows.
     order_l2: Vec<u64>,
+    /// Numeric over row groups ([`fill_rows`]): the sums of the current group, by slot,
+    /// lane l for row l of the group (`cap` slots, like `row_vals`).
+    row_lanes: Vec<[V; LANES]>,
+    /// Numeric by value over row groups: the values of each column of C (indexed by B's
+    /// raw column), a lane per row of the group; all -0.0 between groups.
+    lanes: Vec<[V; LANES]>,
     /// Symbolic and numeric by value: `mark[c] == stamp` when column c (raw index) is in
     /// the current row.
     mark: Vec<u32>,
@@ -90,6 +103,8 @@ impl<V: Scalar> Default for DenseRows<V> {
             row_cols: Vec::new(),
             row_vals: Vec::new(),
             dense: Vec::new(),
+            row_lanes: Vec::new(),
+            lanes: Vec::new(),
             order_bits: Vec::new(),
             order_l1: Vec::new(),
             order_l2: Vec::new(),
@@ -426,8 +441,295 @@ fn or_word(bits: &mut [u64], touched: &mut Vec<u32>, w: u32, m: u64) {
 /// (`row_ptr[rows.start]` is their first). Values are computed when `vals` is given and A
 /// and B carry values. A row whose entry count differs from the plan's is reported as a
 /// plan mismatch (structure changed since the symbolic phase), never written past.
+///
+/// With `groups` (A's row groups, see [`crate::cpu::row_groups`]) the rows of each group
+/// whose column lists are still equal (checked here: the structure may have changed
+/// since the groups were found when validation is off) and whose rows of C have the same
+/// length in the plan go through [`fill_group`]; the other rows one by one.
 #[allow(clippy::too_many_arguments)]
 pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    groups: Option<&RowGroups>,
+    rows: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    sorted: bool,
+    c_base: usize,
+    cols: &mut [J],
+    mut vals: Option<&mut [V]>,
+) -> Result<()> {
+    let Some(groups) = groups.filter(|g| g.nrows() == a.nrows()) else {
+        return fill_rows_plain(ws, a, b, rows, row_ptr, sorted, c_base, cols, vals);
+    };
+    let values = value_pair(a, b, vals.is_some());
+    if values.is_some() && ws.row_lanes.len() < ws.row_cols.len() {
+        let cap = ws.row_cols.len();
+        try_grow(
+            &mut ws.row_lanes,
+            cap,
+            [V::ZERO; LANES],
+            "dense accumulator group values",
+        )?;
+    }
+    let off0 = row_ptr[rows.start];
+    let mut done = rows.start;
+    for g in groups.within(rows.clone()) {
+        if !group_ok(a, row_ptr, &g) {
+            continue;
+        }
+        let (cs, ce, ge) = (
+            row_ptr[done] - off0,
+            row_ptr[g.start] - off0,
+            row_ptr[g.end] - off0,
+        );
+        let v = vals.as_deref_mut().map(|v| &mut v[cs..ce]);
+        fill_rows_plain(
+            ws,
+            a,
+            b,
+            done..g.start,
+            row_ptr,
+            sorted,
+            c_base,
+            &mut cols[cs..ce],
+            v,
+        )?;
+        match (values, vals.as_deref_mut()) {
+            (Some((av, bv)), Some(v)) => fill_group(
+                ws,
+                a,
+                b,
+                av,
+                bv,
+                g.clone(),
+                row_ptr,
+                sorted,
+                c_base,
+                &mut cols[ce..ge],
+                &mut v[ce..ge],
+            )?,
+            _ => {
+                let n = row_ptr[g.start + 1] - row_ptr[g.start];
+                let c = &mut cols[ce..ge];
+                fill_rows_plain(
+                    ws,
+                    a,
+                    b,
+                    g.start..g.start + 1,
+                    row_ptr,
+                    sorted,
+                    c_base,
+                    &mut c[..n],
+                    None,
+                )?;
+                copy_first_row(c, n);
+            }
+        }
+        done = g.end;
+    }
+    let (cs, ce) = (row_ptr[done] - off0, row_ptr[rows.end] - off0);
+    let v = vals.map(|v| &mut v[cs..ce]);
+    fill_rows_plain(
+        ws,
+        a,
+        b,
+        done..rows.end,
+        row_ptr,
+        sorted,
+        c_base,
+        &mut cols[cs..ce],
+        v,
+    )
+}
+
+/// The rows `g` of A (a group found by [`RowGroups::detect`]) can go through the grouped
+/// kernels: at least two rows, all with the first row's column list in this A, and the
+/// same length of their rows of C in the plan.
+fn group_ok<O: Idx, I: Idx, V: Scalar>(
+    a: &CsrRef<'_, O, I, V>,
+    row_ptr: &[usize],
+    g: &std::ops::Range<usize>,
+) -> bool {
+    let i0 = g.start;
+    if g.len() < 2 || g.len() > LANES || g.end > a.nrows() {
+        return false;
+    }
+    let n = row_ptr[i0 + 1] - row_ptr[i0];
+    (i0 + 1..g.end).all(|i| row_ptr[i + 1] - row_ptr[i] == n && same_columns(a, i0, i))
+}
+
+/// Copies the first `n` entries of `cols` (a group's first row of C) over the other rows
+/// of the group (`cols` holds the group's rows, `n` entries each).
+fn copy_first_row<J: Idx>(cols: &mut [J], n: usize) {
+    if n == 0 {
+        return;
+    }
+    for l in 1..cols.len() / n {
+        cols.copy_within(0..n, l * n);
+    }
+}
+
+/// The rows `g` of A (2..=[`LANES`] rows with the same column list, and rows of C of the
+/// same length in the plan: see [`group_ok`]) through the slot kernel at once: the
+/// columns are found once ([`accumulate_group_slots`]), each lane summed as
+/// [`fill_rows_plain`] sums its row (bitwise its values), the columns emitted (and sorted)
+/// once and copied to the other rows. `cols`/`vals` hold exactly the group's entries.
+#[allow(clippy::too_many_arguments)]
+fn fill_group<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    av: &[V],
+    bv: &[V],
+    g: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    sorted: bool,
+    c_base: usize,
+    cols: &mut [J],
+    vals: &mut [V],
+) -> Result<()> {
+    let r = g.len();
+    let n = row_ptr[g.start + 1] - row_ptr[g.start];
+    let cap = ws.row_cols.len();
+    let t = accumulate_group_slots(
+        &mut ws.pos,
+        &mut ws.row_cols,
+        &mut ws.row_lanes[..cap],
+        a,
+        b,
+        av,
+        bv,
+        g.clone(),
+    );
+    if t != n {
+        ws.pos.fill(EMPTY);
+        return err(
+            Status::PlanMismatch,
+            format!(
+                "row {} of C has {t} entries but the plan has {n}: the structure of A or B changed since the symbolic phase",
+                g.start
+            ),
+        );
+    }
+    let to_j =
+        |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+    let pos = &mut ws.pos[..];
+    let lanes = &ws.row_lanes[..];
+    {
+        let head = &mut cols[..n];
+        emit_group(
+            OrderBits {
+                l0: &mut ws.order_bits,
+                l1: &mut ws.order_l1,
+                l2: &mut ws.order_l2,
+            },
+            &mut ws.row_cols[..n],
+            sorted,
+            |t, c| {
+                let p = &mut pos[c as usize];
+                let d = &lanes[*p as usize];
+                *p = EMPTY;
+                head[t] = to_j(c);
+                for l in 0..r {
+                    vals[l * n + t] = d[l];
+                }
+            },
+        );
+    }
+    copy_first_row(cols, n);
+    Ok(())
+}
+
+/// Sums the products of the rows `rows` of A*B (rows with the same column list, at most
+/// [`LANES`]) by slot: columns of C get slots in first-touch order (as in
+/// [`fill_rows_plain`], whose bound handling `row_cols`' spare last slot repeats), lane l of
+/// `row_lanes[slot]` gets row `rows.start + l`'s products in its order (the first product
+/// stored, the others added), unused lanes zero products. Returns the distinct columns.
+/// Its own function, like [`accumulate_row`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn accumulate_group_slots<V: Scalar, O: Idx, I: Idx>(
+    pos: &mut [u32],
+    row_cols: &mut [u32],
+    row_lanes: &mut [[V; LANES]],
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    av: &[V],
+    bv: &[V],
+    rows: std::ops::Range<usize>,
+) -> usize {
+    let last = row_cols.len() - 1;
+    let p0 = a.row_start(rows.start);
+    let len = a.row_len(rows.start);
+    let mut starts = [p0; LANES];
+    for (st, i) in starts.iter_mut().zip(rows.clone()) {
+        *st = a.row_start(i);
+    }
+    let r = rows.len();
+    let b_cols = b.col_indices();
+    let b_base = b.base();
+    let mut t = 0usize;
+    let mut tw = 0usize;
+    for q in 0..len {
+        let mut al = [V::ZERO; LANES];
+        for l in 0..r {
+            al[l] = av[starts[l] + q];
+        }
+        let j = a.col(p0 + q);
+        let (s, e) = (b.row_start(j), b.row_start(j + 1));
+        for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+            let c = c.to_usize().wrapping_sub(b_base);
+            let old = pos[c];
+            if old == EMPTY {
+                row_cols[tw] = c as u32;
+                let d = &mut row_lanes[tw];
+                for l in 0..LANES {
+                    d[l] = al[l] * bq;
+                }
+                pos[c] = tw as u32;
+                t += 1;
+                tw = t.min(last);
+            } else {
+                let d = &mut row_lanes[old as usize];
+                for l in 0..LANES {
+                    d[l] += al[l] * bq;
+                }
+            }
+        }
+    }
+    t
+}
+
+/// Emits a group's columns `row_cols` (0-based, first-touch order): calls `put(t, c)` for
+/// the t-th column c of the output row, in column order when `sorted` (through the order
+/// bit maps or a sort, as [`emit_row`] does: once for the whole group).
+#[inline(always)]
+fn emit_group(
+    mut order: OrderBits<'_>,
+    row_cols: &mut [u32],
+    sorted: bool,
+    mut put: impl FnMut(usize, u32),
+) {
+    if sorted {
+        let mut t = 0usize;
+        let path = order.visit_in_order(row_cols, &mut |c| {
+            put(t, c as u32);
+            t += 1;
+        });
+        if path != OrderPath::Sort {
+            return;
+        }
+        sort_keys(row_cols);
+    }
+    for (t, &c) in row_cols.iter().enumerate() {
+        put(t, c);
+    }
+}
+
+/// [`fill_rows`] for single rows.
+#[allow(clippy::too_many_arguments)]
+fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     ws: &mut DenseRows<V>,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -525,9 +827,218 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
 
 /// [`fill_rows`] for rows with many products per entry: no slot per column, the sums are
 /// kept in a value per column of C (see [`accumulate_row`]). Same contract and output
-/// (bitwise) as [`fill_rows`]; needs [`DenseRows::prepare_by_value`].
+/// (bitwise) as [`fill_rows`], groups included (through [`fill_group_by_value`] while its
+/// lanes fit the replay's budget per thread); needs [`DenseRows::prepare_by_value`].
 #[allow(clippy::too_many_arguments)]
 pub fn fill_rows_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    groups: Option<&RowGroups>,
+    rows: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    sorted: bool,
+    c_base: usize,
+    cols: &mut [J],
+    mut vals: Option<&mut [V]>,
+) -> Result<()> {
+    let values = value_pair(a, b, vals.is_some());
+    let slots = b.ncols() + b.base();
+    let lane_bytes = slots
+        .saturating_mul(LANES)
+        .saturating_mul(std::mem::size_of::<V>());
+    let groups = groups.filter(|g| {
+        g.nrows() == a.nrows()
+            && (values.is_none() || lane_bytes <= crate::exec::REPLAY_MAX_DENSE_BYTES)
+    });
+    let Some(groups) = groups else {
+        return fill_rows_by_value_plain(ws, a, b, rows, row_ptr, sorted, c_base, cols, vals);
+    };
+    if values.is_some() && ws.lanes.len() < slots {
+        let neg0 = [V::NEG_ZERO; LANES];
+        try_grow(&mut ws.lanes, slots, neg0, "dense accumulator group values")?;
+    }
+    let off0 = row_ptr[rows.start];
+    let mut done = rows.start;
+    for g in groups.within(rows.clone()) {
+        if !group_ok(a, row_ptr, &g) {
+            continue;
+        }
+        let (cs, ce, ge) = (
+            row_ptr[done] - off0,
+            row_ptr[g.start] - off0,
+            row_ptr[g.end] - off0,
+        );
+        let v = vals.as_deref_mut().map(|v| &mut v[cs..ce]);
+        let c = &mut cols[cs..ce];
+        fill_rows_by_value_plain(ws, a, b, done..g.start, row_ptr, sorted, c_base, c, v)?;
+        match (values, vals.as_deref_mut()) {
+            (Some((av, bv)), Some(v)) => fill_group_by_value(
+                ws,
+                a,
+                b,
+                av,
+                bv,
+                g.clone(),
+                row_ptr,
+                sorted,
+                c_base,
+                &mut cols[ce..ge],
+                &mut v[ce..ge],
+            )?,
+            _ => {
+                let n = row_ptr[g.start + 1] - row_ptr[g.start];
+                let c = &mut cols[ce..ge];
+                let first = g.start..g.start + 1;
+                fill_rows_by_value_plain(
+                    ws,
+                    a,
+                    b,
+                    first,
+                    row_ptr,
+                    sorted,
+                    c_base,
+                    &mut c[..n],
+                    None,
+                )?;
+                copy_first_row(c, n);
+            }
+        }
+        done = g.end;
+    }
+    let (cs, ce) = (row_ptr[done] - off0, row_ptr[rows.end] - off0);
+    let v = vals.map(|v| &mut v[cs..ce]);
+    let c = &mut cols[cs..ce];
+    fill_rows_by_value_plain(ws, a, b, done..rows.end, row_ptr, sorted, c_base, c, v)
+}
+
+/// [`fill_group`] for the value kernel: the group's sums in `lanes` (a value per column
+/// of C and lane, -0.0 between groups, see [`accumulate_group_by_value`]).
+#[allow(clippy::too_many_arguments)]
+fn fill_group_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    av: &[V],
+    bv: &[V],
+    g: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    sorted: bool,
+    c_base: usize,
+    cols: &mut [J],
+    vals: &mut [V],
+) -> Result<()> {
+    let r = g.len();
+    let n = row_ptr[g.start + 1] - row_ptr[g.start];
+    let b_base = b.base();
+    let slots = b.ncols() + b_base;
+    let mut stamp = ws.stamp.wrapping_add(1);
+    if stamp == 0 {
+        // After 2^32 - 1 rows the stamps wrap: forget every old mark once.
+        ws.mark.fill(0);
+        stamp = 1;
+    }
+    ws.stamp = stamp;
+    let neg0 = [V::NEG_ZERO; LANES];
+    let t = accumulate_group_by_value(
+        &mut ws.lanes[..slots],
+        &mut ws.mark[..slots],
+        stamp,
+        &mut ws.row_cols,
+        a,
+        b,
+        av,
+        bv,
+        g.clone(),
+    );
+    if t != n {
+        ws.lanes[..slots].fill(neg0);
+        return err(
+            Status::PlanMismatch,
+            format!(
+                "row {} of C has {t} entries but the plan has {n}: the structure of A or B changed since the symbolic phase",
+                g.start
+            ),
+        );
+    }
+    let to_j =
+        |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+    let lanes = &mut ws.lanes[b_base..slots];
+    {
+        let head = &mut cols[..n];
+        emit_group(
+            OrderBits {
+                l0: &mut ws.order_bits,
+                l1: &mut ws.order_l1,
+                l2: &mut ws.order_l2,
+            },
+            &mut ws.row_cols[..n],
+            sorted,
+            |t, c| {
+                let d = std::mem::replace(&mut lanes[c as usize], neg0);
+                head[t] = to_j(c);
+                for l in 0..r {
+                    vals[l * n + t] = d[l];
+                }
+            },
+        );
+    }
+    copy_first_row(cols, n);
+    Ok(())
+}
+
+/// [`accumulate_row`] for the rows `rows` (same column list, at most [`LANES`]): lane l
+/// of `lanes[c]` sums row `rows.start + l`'s products in its order (-0.0 before the first,
+/// as in [`accumulate_row`]; unused lanes zero products). A column is new only while lane
+/// 0 is zero, so only then is its mark looked at.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn accumulate_group_by_value<V: Scalar, O: Idx, I: Idx>(
+    lanes: &mut [[V; LANES]],
+    mark: &mut [u32],
+    stamp: u32,
+    row_cols: &mut [u32],
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    av: &[V],
+    bv: &[V],
+    rows: std::ops::Range<usize>,
+) -> usize {
+    let p0 = a.row_start(rows.start);
+    let len = a.row_len(rows.start);
+    let mut starts = [p0; LANES];
+    for (st, i) in starts.iter_mut().zip(rows.clone()) {
+        *st = a.row_start(i);
+    }
+    let r = rows.len();
+    let b_cols = b.col_indices();
+    let b_base = b.base();
+    let mut t = 0usize;
+    for q in 0..len {
+        let mut al = [V::ZERO; LANES];
+        for l in 0..r {
+            al[l] = av[starts[l] + q];
+        }
+        let j = a.col(p0 + q);
+        let (s, e) = (b.row_start(j), b.row_start(j + 1));
+        for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+            let c = c.to_usize();
+            let d = &mut lanes[c];
+            let old = d[0];
+            for l in 0..LANES {
+                d[l] += al[l] * bq;
+            }
+            if old == V::ZERO {
+                new_column(mark, stamp, row_cols, &mut t, c, b_base);
+            }
+        }
+    }
+    t
+}
+
+/// [`fill_rows_by_value`] for single rows.
+#[allow(clippy::too_many_arguments)]
+fn fill_rows_by_value_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     ws: &mut DenseRows<V>,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -1318,7 +1829,7 @@ mod tests {
         let run = |ws: &mut DenseRows<f64>, rp: &[usize], sorted: bool| {
             let mut c = vec![0i32; rp[n]];
             let mut v = vec![0f64; rp[n]];
-            fill_rows(ws, &a, &a, 0..n, rp, sorted, 0, &mut c, Some(&mut v)).map(|()| (c, v))
+            fill_rows(ws, &a, &a, None, 0..n, rp, sorted, 0, &mut c, Some(&mut v)).map(|()| (c, v))
         };
         // A plan that claims one entry fewer in row 7 (and a too small bound), then one more.
         ws.prepare_numeric(n, max_row - 1, true).unwrap();
@@ -1409,6 +1920,7 @@ mod tests {
                         &mut slot_ws,
                         &a,
                         &a,
+                        None,
                         r.clone(),
                         &row_ptr,
                         sorted,
@@ -1422,6 +1934,7 @@ mod tests {
                         &mut value_ws,
                         &a,
                         &a,
+                        None,
                         r,
                         &row_ptr,
                         sorted,
@@ -1447,6 +1960,7 @@ mod tests {
                 &mut value_ws,
                 &a,
                 &a,
+                None,
                 0..n,
                 &short,
                 false,
@@ -1462,6 +1976,7 @@ mod tests {
                 &mut value_ws,
                 &a,
                 &a,
+                None,
                 0..n,
                 &row_ptr,
                 false,
@@ -1475,6 +1990,7 @@ mod tests {
                 &mut slot_ws,
                 &a,
                 &a,
+                None,
                 0..n,
                 &row_ptr,
                 false,

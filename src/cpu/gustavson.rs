@@ -212,6 +212,7 @@ fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
     kind: AccKind,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
+    groups: Option<&RowGroups>,
     rows: std::ops::Range<usize>,
     row_ptr: &[usize],
     max_row_nnz: usize,
@@ -225,12 +226,12 @@ fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
         AccKind::Dense => {
             let acc = ws.dense_rows::<V>();
             acc.prepare_numeric(k, max_row_nnz, sorted)?;
-            dense::fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+            dense::fill_rows(acc, a, b, groups, rows, row_ptr, sorted, c_base, cp, vp)
         }
         AccKind::DenseByValue => {
             let acc = ws.dense_rows::<V>();
             acc.prepare_by_value(k, max_row_nnz, sorted, vp.is_some())?;
-            dense::fill_rows_by_value(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+            dense::fill_rows_by_value(acc, a, b, groups, rows, row_ptr, sorted, c_base, cp, vp)
         }
         AccKind::Linked => {
             let acc = ws.linked::<V>();
@@ -254,6 +255,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
     chunks: &[usize],
+    groups: Option<&RowGroups>,
     row_ptr: &[usize],
     max_row_nnz: usize,
     sorted: bool,
@@ -273,6 +275,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
                     kind,
                     a,
                     b,
+                    groups,
                     w[0]..w[1],
                     row_ptr,
                     max_row_nnz,
@@ -641,6 +644,7 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                     kind,
                     a,
                     b,
+                    groups,
                     rows,
                     row_ptr,
                     max_row_nnz,

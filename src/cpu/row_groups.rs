@@ -10,20 +10,36 @@
 //! interleaved accumulator (a value per column and lane, [`LANES`] lanes), each lane in
 //! the order the ungrouped kernels sum: the output is bitwise theirs.
 //!
-//! Used by the dense symbolic count ([`crate::cpu::dense::count_rows`]) and the replay
-//! kernel (`gustavson::replay`, numeric calls from the third on). Measured at 2 threads,
+//! Used by the dense symbolic count ([`crate::cpu::dense::count_rows`]), the dense numeric
+//! kernels of the first and second numeric calls ([`crate::cpu::dense::fill_rows`],
+//! [`crate::cpu::dense::fill_rows_by_value`]: columns found, sorted and emitted once per
+//! group, copied to its other rows) and the replay kernel (`gustavson::replay`, numeric
+//! calls from the third on). Measured at 2 threads,
 //! three alternating rounds against the ungrouped code (ms, medians of 7):
 //! `elast3d_p1_22` squared symbolic 12.5-14.4 -> 7.6-8.9, reuse 31-38 -> 21-26 (unsorted),
 //! 31-40 -> 23-29 (sorted); `sa_elast` A*P symbolic 7.5-9.8 -> 5.6-7.1, reuse 16-22 ->
 //! 12-14; R*AP reuse 19-24 -> 15-16; `lap3d_7pt_64` (no groups) unchanged within noise.
-//! The first numeric call's kernels (`dense::fill_rows`, `fill_rows_by_value`) and the
-//! hash symbolic phase are not grouped yet.
+//! First numeric call (`spgemm-bench` `numeric_s`, `--validate 1`, 2 threads, four
+//! alternating rounds against the ungrouped kernels, ms, medians of 7, a slow spell of the
+//! machine; a first trial of three rounds gave the same ratios at ~0.7x these times):
+//! `elast3d_p1_22` squared unsorted 53.9-62.0 -> 31.5-37.4, sorted 50.7-61.2 -> 33.4-44.0
+//! (slot kernel); `sa_elast` A*P unsorted 23.1-31.2 -> 17.1-18.4, sorted 31.3-33.4 ->
+//! 15.9-19.3; R*AP unsorted 24.5-28.5 -> 15.3-19.7, sorted 26.4-28.6 -> 19.0-20.6 (value
+//! kernel); `lap3d_7pt_64` (no groups) unchanged within noise. MKL `sp2m` (unsorted,
+//! during the first trial) numeric 41.6, 14.3, 15.8 ms, total 67.7, 26.2, 29.6; ours
+//! (grouped, unsorted, that trial) numeric 25.5-43.2, 11.4-11.8, 12.4-19.0, total
+//! 31.6-52.2, 15.5-16.2, 21.8-31.0.
+//! The hash symbolic phase is not grouped yet.
 //!
 //! Groups are kept as their start rows (O(groups) u32), only when worthwhile (see
 //! [`MIN_SAME_SHARE`]), and the numeric chunks never split a group (see [`RowGroups::align`]).
-//! Kernels trust the groups without comparing rows again: the symbolic count uses them in
-//! the call that found them, and the replay runs only while every numeric call checks A's
-//! structure against the plan's (with validation off, numeric calls never replay).
+//! The symbolic count and the replay trust the groups without comparing rows again: the
+//! count uses them in the call that found them, and the replay runs only while every
+//! numeric call checks A's structure against the plan's (with validation off, numeric
+//! calls never replay). The first numeric call may run with validation off on an A whose
+//! structure changed since the symbolic call, so its kernels compare each later row of a
+//! group with the first ([`same_columns`]: a few entries per row against the row's
+//! products) and take the rows of a group that no longer matches one by one.
 
 use rayon::prelude::*;
 
@@ -58,7 +74,11 @@ fn same_as_previous<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>, i: usize
 
 /// Rows `r` and `s` of A have the same column list.
 #[inline]
-fn same_columns<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>, r: usize, s: usize) -> bool {
+pub(crate) fn same_columns<O: Idx, I: Idx, V: Scalar>(
+    a: &CsrRef<'_, O, I, V>,
+    r: usize,
+    s: usize,
+) -> bool {
     let (rr, sr) = (a.row_range(r), a.row_range(s));
     if rr.len() != sr.len() {
         return false;
