@@ -552,22 +552,35 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool>(
 }
 
 /// From this size of C's values on, the replay writes them with non-temporal stores
-/// ([`crate::cpu::stream`]): C is then larger than the last-level cache (32 MiB on the
-/// benchmark machine), so its lines would be read from memory only to be overwritten
-/// (write-allocate) and would evict the dense array, A and B.
+/// ([`crate::cpu::stream`], `movnti`): C is then well beyond the last-level cache (32 MiB
+/// on the benchmark machine), so its lines would be read from memory only to be
+/// overwritten (write-allocate). Twice the LLC: just above it, part of C is still in cache
+/// from the previous call and plain stores do as well.
 ///
-/// Measured (session 12, 2 threads, `--validate 1`, reuse_s medians of 7 reps, old and
-/// new binaries alternated in one quiet run, 3 rounds): rect_A_200kx2k * rect_B_2kx50k
-/// (C 160 MB of values) old 0.039-0.045 s, streamed 0.027-0.030 s, MKL sp2m 0.029-0.035
-/// s in the same rounds. Near the threshold no loss (25 reps, 4 rounds, plain / streamed):
-/// lap3d_7pt_64^2 (51 MB) 0.016-0.020 / 0.016-0.019 s, elast2d_q1_196^2 (30 MB, would not
-/// stream) 0.012-0.013 / 0.010-0.012 s. Tried and dropped in the same runs: the values
-/// through a 64-byte line buffer left with four `movntdq` (rect 0.036-0.045 s: the
-/// buffer's reload waits for its eight stores); the first entry of A's row storing its
-/// products instead of adding them to the -0.0 array (no gain: rect 0.039-0.048 s plain,
-/// 0.029-0.035 s streamed; and it needs rows of B without duplicate columns).
+/// Measured (session 12, 2 threads, `--validate 1`, reuse_s medians of 7 reps, binaries
+/// alternated in one quiet run; docs/perf-raw/rect12-session12.md), plain / streamed:
+/// - rect_A_200kx2k * rect_B_2kx50k (C: 160 MB of values): 0.039-0.045 / 0.026-0.030 s
+///   (3 rounds, MKL sp2m 0.029-0.035 s in the same rounds); later, on a slower machine
+///   state, old 0.042-0.049 / new 0.031-0.048 s unsorted and 0.041-0.045 / 0.031-0.039
+///   sorted (4 rounds; MKL 0.030-0.041), new ahead of old in 7 of 8 pairs.
+/// - lap3d_27pt_42^2 (68 MB): 0.028-0.033 / 0.025-0.029 s; er_uniform_200k^2 (102 MB):
+///   0.095-0.123 / 0.077-0.140 (medians 0.116 / 0.102), 5 rounds of 15 reps.
+/// - Below the threshold, so not streamed: lap3d_7pt_64^2 (51 MB) 0.014-0.018 /
+///   0.016-0.019 (medians 0.0166 / 0.0173, 6 rounds of 25 reps), banded_500k_7^2 (52 MB)
+///   medians 0.0237 / 0.0245: no gain at 1.6x the LLC.
+///
+/// Tried and dropped (same kind of runs, rect): the values through a 64-byte line buffer
+/// left with four `movntdq` (0.036-0.045 s: the buffer's reload waits for its eight
+/// stores); an AVX-512 gather of 8 values (`vpgatherdpd`, range checked by mask) streamed
+/// with `vmovntpd`, the -0.0 reset by scalar stores or by `vscatterdpd` (0.037-0.053 and
+/// 0.036-0.048 s against 0.035-0.043 for `movnti`); the first entry of A's row storing its
+/// products instead of adding them to the -0.0 array (no gain: 0.039-0.048 s plain,
+/// 0.029-0.035 streamed; it also needs rows of B without duplicate columns). Streaming C's
+/// columns and values in the first numeric call (`dense::emit_row`, unsorted) did not
+/// change numeric_s (0.064-0.087 / 0.061-0.086 s): C's pages are fresh there and the
+/// kernel's zeroing, not the write-allocate, is the cost (`clear_page_erms` in perf).
 /// The grouped replay ([`replay_rows_grouped`]) writes r rows at once and is not streamed.
-pub(crate) const REPLAY_STREAM_MIN_BYTES: usize = 32 << 20;
+pub(crate) const REPLAY_STREAM_MIN_BYTES: usize = 64 << 20;
 
 /// What a replay did: chunks replayed, and chunks whose columns in the caller's array
 /// differed from the plan's record and were computed afresh.
