@@ -1711,3 +1711,83 @@ fn row_groups_changed_structure_without_validation() {
         }
     }
 }
+
+/// The replay writes C's values with non-temporal stores once they take at least
+/// `REPLAY_STREAM_MIN_BYTES` (64 MiB, src/cpu/gustavson.rs): a rectangular product whose
+/// f64 values are about 73 MiB (each entry of C gets one or two products, as in the rect
+/// benchmark), replayed with new values (-0.0 and, in round 3, a NaN in A) must equal the
+/// reference bitwise on every call, unsorted with 32-bit 0-based and sorted with 64-bit
+/// 1-based indices. f32 and the kernel's edge cases are covered by the unit tests there.
+/// Release only: C has ~10 million entries.
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "needs a release build (C has ~10M entries)"
+)]
+fn streamed_replay_of_a_large_output_matches_reference() {
+    let mut rng = Rng::new(1212);
+    let s = Shape {
+        nrows: 100_000,
+        ncols: 200,
+        max_row: 8,
+        duplicates: true,
+        unsorted: true,
+        integer_values: true,
+        empty_rows: 0.02,
+        ..Default::default()
+    };
+    let mut a = random(&mut rng, s);
+    let mut b = random(
+        &mut rng,
+        Shape {
+            nrows: 200,
+            ncols: 30_000,
+            max_row: 50,
+            ..s
+        },
+    );
+    for (it, base, sorted) in [
+        (IndexType::Int32, 0usize, false),
+        (IndexType::Int64, 1, true),
+    ] {
+        let h = handle(2, Algorithm::Auto, sorted);
+        let f = OutputFormat {
+            offsets: it,
+            indices: it,
+            base,
+        };
+        let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
+        let plan = exec::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+        assert!(
+            plan.nnz() * 8 >= 64 << 20,
+            "C too small to stream: {}",
+            plan.nnz()
+        );
+        let mut off = OffsetVec::zeroed(it, plan.nrows() + 1).unwrap();
+        exec::write_row_offsets(&plan, off.as_mut()).unwrap();
+        let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+        let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+        for round in 0..4 {
+            new_values(&mut a, &mut b, &mut rng, round);
+            let (ta, tb) = (view(&a), view(&b));
+            exec::numeric(
+                &h,
+                &plan,
+                &ta.any(),
+                &tb.any(),
+                idx.as_mut(),
+                Some(val.as_mut()),
+            )
+            .unwrap();
+            let got = collect_out(&off, &idx, Some(&val), base);
+            let got = if sorted { got } else { sort_rows(&got) };
+            let want = expected(&a, &b, ValueType::Float64, true);
+            assert!(
+                got == want,
+                "{it:?} base {base} sorted {sorted} round {round}"
+            );
+        }
+        let c = plan.reuse.lock();
+        assert!(c.replayed_chunks > 0 && c.refilled_chunks == 0);
+    }
+}

@@ -10,6 +10,7 @@ use crate::cpu::accum::Accumulator;
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::dense;
 use crate::cpu::row_groups::{LANES, RowGroups};
+use crate::cpu::stream;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
@@ -368,8 +369,11 @@ pub fn chunk_digests<J: Idx>(chunks: &[usize], row_ptr: &[usize], cols: &[J]) ->
 /// between rows: -0.0 is the exact identity of IEEE addition, so each entry is bitwise the
 /// sum the accumulators form. Returns whether `cols` still has the digest `want` (and only
 /// columns of C); if not, the values written are garbage and `dense` must be reset.
+///
+/// With `STREAM` C's values are written with non-temporal stores (see
+/// [`REPLAY_STREAM_MIN_BYTES`]) and the chunk ends with a store fence.
 #[allow(clippy::too_many_arguments)]
-fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
+fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool>(
     dense: &mut [V],
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -389,11 +393,16 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     for i in rows {
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         let row = &cols[s..e];
-        in_range &= replay_row(dense, a, b, av, bv, i, c_base, row, &mut vals[s..e]);
+        in_range &=
+            replay_row::<V, O, I, J, STREAM>(dense, a, b, av, bv, i, c_base, row, &mut vals[s..e]);
         // Row by row (the row is in L1 after the gather). Rows are not aligned to pairs,
         // so the chunk's digest is the same only because positions, not pairs, key it:
         // the pairing restarts at each row.
         digest.extend(row);
+    }
+    if STREAM {
+        // Before the chunk is reported done (or refilled with plain stores).
+        stream::fence();
     }
     in_range && digest.sum == want
 }
@@ -435,8 +444,9 @@ fn replay_rows_grouped<V: Scalar, O: Idx, I: Idx, J: Idx>(
         if r < 2 {
             for i in g {
                 let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+                let (row, out) = (&cols[s..e], &mut vals[s..e]);
                 in_range &=
-                    replay_row(dense, a, b, av, bv, i, c_base, &cols[s..e], &mut vals[s..e]);
+                    replay_row::<V, O, I, J, false>(dense, a, b, av, bv, i, c_base, row, out);
                 digest.extend(&cols[s..e]);
             }
             continue;
@@ -504,11 +514,11 @@ fn accumulate_group<V: Scalar, O: Idx, I: Idx>(
 }
 
 /// One row of [`replay_rows`]: sums row i into `dense`, gathers the values of its columns
-/// `row` (C's, plus `c_base`) into `vals` and resets them; false if a column is out of
-/// range.
+/// `row` (C's, plus `c_base`) into `vals` (with `STREAM`, non-temporal stores: the caller
+/// fences) and resets them; false if a column is out of range.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx>(
+fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool>(
     dense: &mut [V],
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -531,7 +541,11 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx>(
     for (dv, &c) in vals.iter_mut().zip(row) {
         match dense.get_mut(c.to_usize().wrapping_sub(c_base)) {
             Some(slot) => {
-                *dv = *slot;
+                if STREAM {
+                    stream::put(dv, *slot);
+                } else {
+                    *dv = *slot;
+                }
                 *slot = neg0;
             }
             None => in_range = false,
@@ -539,6 +553,37 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx>(
     }
     in_range
 }
+
+/// From this size of C's values on, the replay writes them with non-temporal stores
+/// ([`crate::cpu::stream`], `movnti`): C is then well beyond the last-level cache (32 MiB
+/// on the benchmark machine), so its lines would be read from memory only to be
+/// overwritten (write-allocate). Twice the LLC: just above it, part of C is still in cache
+/// from the previous call and plain stores do as well.
+///
+/// Measured (session 12, 2 threads, `--validate 1`, reuse_s medians of 7 reps, binaries
+/// alternated in one quiet run; docs/perf-raw/rect12-session12.md), plain / streamed:
+/// - rect_A_200kx2k * rect_B_2kx50k (C: 160 MB of values): 0.039-0.045 / 0.026-0.030 s
+///   (3 rounds, MKL sp2m 0.029-0.035 s in the same rounds); later, on a slower machine
+///   state, old 0.042-0.049 / new 0.031-0.048 s unsorted and 0.041-0.045 / 0.031-0.039
+///   sorted (4 rounds; MKL 0.030-0.041), new ahead of old in 7 of 8 pairs.
+/// - lap3d_27pt_42^2 (68 MB): 0.028-0.033 / 0.025-0.029 s; er_uniform_200k^2 (102 MB):
+///   0.095-0.123 / 0.077-0.140 (medians 0.116 / 0.102), 5 rounds of 15 reps.
+/// - Below the threshold, so not streamed: lap3d_7pt_64^2 (51 MB) 0.014-0.018 /
+///   0.016-0.019 (medians 0.0166 / 0.0173, 6 rounds of 25 reps), banded_500k_7^2 (52 MB)
+///   medians 0.0237 / 0.0245: no gain at 1.6x the LLC.
+///
+/// Tried and dropped (same kind of runs, rect): the values through a 64-byte line buffer
+/// left with four `movntdq` (0.036-0.045 s: the buffer's reload waits for its eight
+/// stores); an AVX-512 gather of 8 values (`vpgatherdpd`, range checked by mask) streamed
+/// with `vmovntpd`, the -0.0 reset by scalar stores or by `vscatterdpd` (0.037-0.053 and
+/// 0.036-0.048 s against 0.035-0.043 for `movnti`); the first entry of A's row storing its
+/// products instead of adding them to the -0.0 array (no gain: 0.039-0.048 s plain,
+/// 0.029-0.035 streamed; it also needs rows of B without duplicate columns). Streaming C's
+/// columns and values in the first numeric call (`dense::emit_row`, unsorted) did not
+/// change numeric_s (0.064-0.087 / 0.061-0.086 s): C's pages are fresh there and the
+/// kernel's zeroing, not the write-allocate, is the cost (`clear_page_erms` in perf).
+/// The grouped replay ([`replay_rows_grouped`]) writes r rows at once and is not streamed.
+pub(crate) const REPLAY_STREAM_MIN_BYTES: usize = 64 << 20;
 
 /// What a replay did: chunks replayed, and chunks whose columns in the caller's array
 /// differed from the plan's record and were computed afresh.
@@ -576,6 +621,7 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
         .saturating_mul(std::mem::size_of::<V>());
     let lane_groups = groups.filter(|_| lane_bytes <= crate::exec::REPLAY_MAX_DENSE_BYTES);
     let with_values = vals.is_some();
+    let streamed = cols.len().saturating_mul(std::mem::size_of::<V>()) >= REPLAY_STREAM_MIN_BYTES;
     let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
     let refilled = std::sync::atomic::AtomicUsize::new(0);
     col_pieces
@@ -620,17 +666,16 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                         crate::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
                     }
                     let dense = &mut dense[..k];
-                    let ok = replay_rows(
-                        dense,
-                        a,
-                        b,
-                        rows.clone(),
-                        row_ptr,
-                        c_base,
-                        cp,
-                        vp.as_deref_mut(),
-                        want,
-                    );
+                    let (r, vals) = (rows.clone(), vp.as_deref_mut());
+                    let ok = if streamed {
+                        replay_rows::<V, O, I, J, true>(
+                            dense, a, b, r, row_ptr, c_base, cp, vals, want,
+                        )
+                    } else {
+                        replay_rows::<V, O, I, J, false>(
+                            dense, a, b, r, row_ptr, c_base, cp, vals, want,
+                        )
+                    };
                     if ok {
                         return Ok(());
                     }
@@ -660,4 +705,144 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
         replayed: digests.len() - refilled,
         refilled,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xorshift64*, so failures reproduce.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 16) as usize % n.max(1)
+        }
+    }
+
+    fn ix<J: Idx>(v: usize) -> J {
+        J::try_from_usize(v).unwrap()
+    }
+
+    fn bits<V: Scalar>(v: V) -> u64 {
+        // SAFETY: V is f32 or f64, read as an integer of its size.
+        unsafe {
+            match std::mem::size_of::<V>() {
+                4 => std::mem::transmute_copy::<V, u32>(&v) as u64,
+                _ => std::mem::transmute_copy::<V, u64>(&v),
+            }
+        }
+    }
+
+    /// A random m x kk times kk x n product with duplicate columns in A's and B's rows,
+    /// empty rows, -0.0, +0.0, NaN and infinities among the values; C's columns in
+    /// first-touch order or reversed (`sorted`: any order of a row's columns is a
+    /// replay's input). Checks the streamed and the plain replay kernels on two chunks
+    /// against sums formed independently, bitwise, and that both reject a changed column
+    /// (digest) and a column out of range without touching memory outside `dense`.
+    fn check<V: Scalar, J: Idx>(seed: u64, base: usize, sorted: bool, offset: usize) {
+        let mut rng = Rng(seed | 1);
+        let (m, kk, n) = (37, 23, 300);
+        let specials = [-0.0, 0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
+        let mut csr = |rows: usize, cols: usize, max: usize| {
+            let (mut ptr, mut col, mut val) = (vec![ix::<J>(base)], vec![], vec![]);
+            for _ in 0..rows {
+                let len = if rng.below(8) == 0 {
+                    0
+                } else {
+                    rng.below(max + 1)
+                };
+                for _ in 0..len {
+                    col.push(ix::<J>(rng.below(cols) + base));
+                    let v = match rng.below(12) {
+                        t @ 0..5 => specials[t],
+                        t => (t as f64 - 8.0) * 0.375,
+                    };
+                    val.push(V::from_f64(v));
+                }
+                ptr.push(ix::<J>(col.len() + base));
+            }
+            (ptr, col, val)
+        };
+        let (ap, ac, avals) = csr(m, kk, 6);
+        let (bp, bc, bvals) = csr(kk, n, 40);
+        let a = CsrRef::new(m, kk, base, &ap, &ac, Some(&avals)).unwrap();
+        let b = CsrRef::new(kk, n, base, &bp, &bc, Some(&bvals)).unwrap();
+        // C's structure and values: a column's sum starts at its first product.
+        let (mut row_ptr, mut cols, mut want) = (vec![0usize], Vec::<J>::new(), Vec::new());
+        for i in 0..m {
+            let mut row: Vec<(usize, V)> = Vec::new();
+            for p in a.row_range(i) {
+                for q in b.row_range(a.col(p)) {
+                    let x = avals[p] * bvals[q];
+                    match row.iter_mut().find(|e| e.0 == b.col(q)) {
+                        Some(e) => e.1 += x,
+                        None => row.push((b.col(q), x)),
+                    }
+                }
+            }
+            if sorted {
+                row.reverse();
+            }
+            cols.extend(row.iter().map(|e| ix::<J>(e.0 + base)));
+            want.extend(row.iter().map(|e| bits(e.1)));
+            row_ptr.push(cols.len());
+        }
+        let chunks = [0, m / 2, m];
+        let digests = chunk_digests(&chunks, &row_ptr, &cols);
+        let run = |stream: bool, cols: &[J]| {
+            let mut store = vec![V::from_f64(7.0); cols.len() + offset];
+            let vals = &mut store[offset..];
+            let mut dense = vec![V::NEG_ZERO; n];
+            let mut ok = true;
+            for (t, w) in chunks.windows(2).enumerate() {
+                let (s, e) = (row_ptr[w[0]], row_ptr[w[1]]);
+                let (c, v) = (&cols[s..e], Some(&mut vals[s..e]));
+                let (r, d) = (w[0]..w[1], digests[t]);
+                ok &= if stream {
+                    replay_rows::<V, J, J, J, true>(&mut dense, &a, &b, r, &row_ptr, base, c, v, d)
+                } else {
+                    replay_rows::<V, J, J, J, false>(&mut dense, &a, &b, r, &row_ptr, base, c, v, d)
+                };
+            }
+            let reset = dense.iter().all(|&x| bits(x) == bits(V::NEG_ZERO));
+            (ok, reset, vals.iter().map(|&x| bits(x)).collect::<Vec<_>>())
+        };
+        let what = format!("seed {seed} base {base} sorted {sorted} offset {offset}");
+        assert!(cols.len() > 1000, "{what}: C too small ({})", cols.len());
+        for stream in [true, false] {
+            assert_eq!(
+                run(stream, &cols),
+                (true, true, want.clone()),
+                "{what} {stream}"
+            );
+            // A changed column (still in range) fails the digest of its chunk.
+            let mut changed = cols.clone();
+            let t = cols.len() * 3 / 4;
+            changed[t] = ix::<J>((changed[t].to_usize() - base + 1) % n + base);
+            assert!(!run(stream, &changed).0, "{what} {stream}: changed column");
+            // A column out of range is reported, not followed.
+            let mut far = cols.clone();
+            far[t / 3] = ix::<J>(n + base + 5);
+            assert!(!run(stream, &far).0, "{what} {stream}: column out of range");
+        }
+    }
+
+    #[test]
+    fn streamed_and_plain_replay_match_reference() {
+        for seed in 1..4 {
+            for base in [0, 1] {
+                for sorted in [false, true] {
+                    for offset in [0, 1, 3] {
+                        check::<f64, i32>(seed, base, sorted, offset);
+                        check::<f64, i64>(seed, base, sorted, offset);
+                        check::<f32, i32>(seed, base, sorted, offset);
+                        check::<f32, i64>(seed, base, sorted, offset);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -10,5 +10,6 @@ pub mod partition;
 pub mod row_groups;
 pub mod sort;
 pub mod spmm;
+pub(crate) mod stream;
 pub mod symbolic;
 pub mod workspace;
