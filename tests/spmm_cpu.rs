@@ -435,9 +435,12 @@ fn bitwise_identical_across_thread_counts_and_analysis() {
         for layout in LAYOUTS {
             for op in OPS {
                 let (xr, yr) = spmm::operand_rows(op, m.nrows, m.ncols);
-                for k in [1, 8, 19] {
-                    let x = Dense::new(xr, k, 0, layout, &mut rng);
-                    let y = Dense::new(yr, k, 0, layout, &mut rng);
+                // k = 8, 16, 32: one, two and four full f64 vectors (one and two f32) in
+                // the AVX-512 row-major kernel, whose one-vector blocks split each row into
+                // two partial sums; 19: a masked tail. Padded leading dimensions for some.
+                for k in [1, 8, 16, 19, 32] {
+                    let x = Dense::new(xr, k, k % 3, layout, &mut rng);
+                    let y = Dense::new(yr, k, (k + 1) % 3, layout, &mut rng);
                     let first = product(&handles[0], &a, op, 0.5, &x, 2.0, &y, None).unwrap();
                     check(
                         &first,
