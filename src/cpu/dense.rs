@@ -49,7 +49,7 @@ use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::{split_at_bounds, value_pair};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
-use crate::cpu::row_groups::{LANES, RowGroups, same_columns};
+use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups, same_columns};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::workspace::WorkspacePool;
@@ -612,32 +612,27 @@ fn fill_group<V: Scalar, O: Idx, I: Idx, J: Idx>(
             ),
         );
     }
-    let to_j =
-        |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
     let pos = &mut ws.pos[..];
     let lanes = &ws.row_lanes[..];
-    {
-        let head = &mut cols[..n];
-        emit_group(
-            OrderBits {
-                l0: &mut ws.order_bits,
-                l1: &mut ws.order_l1,
-                l2: &mut ws.order_l2,
-            },
-            &mut ws.row_cols[..n],
-            sorted,
-            |t, c| {
-                let p = &mut pos[c as usize];
-                let d = &lanes[*p as usize];
-                *p = EMPTY;
-                head[t] = to_j(c);
-                for l in 0..r {
-                    vals[l * n + t] = d[l];
-                }
-            },
-        );
-    }
-    copy_first_row(cols, n);
+    emit_group(
+        OrderBits {
+            l0: &mut ws.order_bits,
+            l1: &mut ws.order_l1,
+            l2: &mut ws.order_l2,
+        },
+        &mut ws.row_cols[..n],
+        sorted,
+        c_base,
+        r,
+        cols,
+        vals,
+        |c| {
+            let p = &mut pos[c as usize];
+            let d = lanes[*p as usize];
+            *p = EMPTY;
+            d
+        },
+    );
     Ok(())
 }
 
@@ -660,23 +655,14 @@ fn accumulate_group_slots<V: Scalar, O: Idx, I: Idx>(
     rows: std::ops::Range<usize>,
 ) -> usize {
     let last = row_cols.len() - 1;
-    let p0 = a.row_start(rows.start);
-    let len = a.row_len(rows.start);
-    let mut starts = [p0; LANES];
-    for (st, i) in starts.iter_mut().zip(rows.clone()) {
-        *st = a.row_start(i);
-    }
-    let r = rows.len();
+    let entries = GroupEntries::new(a, rows);
     let b_cols = b.col_indices();
     let b_base = b.base();
     let mut t = 0usize;
     let mut tw = 0usize;
-    for q in 0..len {
-        let mut al = [V::ZERO; LANES];
-        for l in 0..r {
-            al[l] = av[starts[l] + q];
-        }
-        let j = a.col(p0 + q);
+    for q in 0..entries.len() {
+        let al = entries.values(av, q);
+        let j = entries.col(a, q);
         let (s, e) = (b.row_start(j), b.row_start(j + 1));
         for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
             let c = c.to_usize().wrapping_sub(b_base);
@@ -701,11 +687,38 @@ fn accumulate_group_slots<V: Scalar, O: Idx, I: Idx>(
     t
 }
 
-/// Emits a group's columns `row_cols` (0-based, first-touch order): calls `put(t, c)` for
-/// the t-th column c of the output row, in column order when `sorted` (through the order
-/// bit maps or a sort, as [`emit_row`] does: once for the whole group).
+/// Emits a group of `r` rows of C whose columns are `row_cols` (0-based, first-touch
+/// order; n of them): the first row's columns (plus `c_base`) go to `cols[..n]`, in column
+/// order when `sorted` (through the order bit maps or a sort, as [`emit_row`] does: once
+/// for the whole group), and are copied to the other rows; `take(c)` gives column c's sums
+/// lane by lane (and resets them), lane l written to row l of `vals` (`cols`/`vals` hold
+/// exactly the group's entries, n per row).
 #[inline(always)]
-fn emit_group(
+#[allow(clippy::too_many_arguments)]
+fn emit_group<V: Scalar, J: Idx>(
+    order: OrderBits<'_>,
+    row_cols: &mut [u32],
+    sorted: bool,
+    c_base: usize,
+    r: usize,
+    cols: &mut [J],
+    vals: &mut [V],
+    mut take: impl FnMut(u32) -> [V; LANES],
+) {
+    let n = row_cols.len();
+    emit_group_first(order, row_cols, sorted, |t, c| {
+        let d = take(c);
+        cols[t] = J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+        for l in 0..r {
+            vals[l * n + t] = d[l];
+        }
+    });
+    copy_first_row(cols, n);
+}
+
+/// [`emit_group`]'s walk: calls `put(t, c)` for the t-th column c of the output row.
+#[inline(always)]
+fn emit_group_first(
     mut order: OrderBits<'_>,
     row_cols: &mut [u32],
     sorted: bool,
@@ -961,29 +974,21 @@ fn fill_group_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
             ),
         );
     }
-    let to_j =
-        |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
     let lanes = &mut ws.lanes[b_base..slots];
-    {
-        let head = &mut cols[..n];
-        emit_group(
-            OrderBits {
-                l0: &mut ws.order_bits,
-                l1: &mut ws.order_l1,
-                l2: &mut ws.order_l2,
-            },
-            &mut ws.row_cols[..n],
-            sorted,
-            |t, c| {
-                let d = std::mem::replace(&mut lanes[c as usize], neg0);
-                head[t] = to_j(c);
-                for l in 0..r {
-                    vals[l * n + t] = d[l];
-                }
-            },
-        );
-    }
-    copy_first_row(cols, n);
+    emit_group(
+        OrderBits {
+            l0: &mut ws.order_bits,
+            l1: &mut ws.order_l1,
+            l2: &mut ws.order_l2,
+        },
+        &mut ws.row_cols[..n],
+        sorted,
+        c_base,
+        r,
+        cols,
+        vals,
+        |c| std::mem::replace(&mut lanes[c as usize], neg0),
+    );
     Ok(())
 }
 
@@ -1004,22 +1009,13 @@ fn accumulate_group_by_value<V: Scalar, O: Idx, I: Idx>(
     bv: &[V],
     rows: std::ops::Range<usize>,
 ) -> usize {
-    let p0 = a.row_start(rows.start);
-    let len = a.row_len(rows.start);
-    let mut starts = [p0; LANES];
-    for (st, i) in starts.iter_mut().zip(rows.clone()) {
-        *st = a.row_start(i);
-    }
-    let r = rows.len();
+    let entries = GroupEntries::new(a, rows);
     let b_cols = b.col_indices();
     let b_base = b.base();
     let mut t = 0usize;
-    for q in 0..len {
-        let mut al = [V::ZERO; LANES];
-        for l in 0..r {
-            al[l] = av[starts[l] + q];
-        }
-        let j = a.col(p0 + q);
+    for q in 0..entries.len() {
+        let al = entries.values(av, q);
+        let j = entries.col(a, q);
         let (s, e) = (b.row_start(j), b.row_start(j + 1));
         for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
             let c = c.to_usize();

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use crate::cpu::accum::Accumulator;
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::dense;
-use crate::cpu::row_groups::{LANES, RowGroups};
+use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups};
 use crate::cpu::stream;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::workspace::WorkspacePool;
@@ -488,21 +488,12 @@ fn accumulate_group<V: Scalar, O: Idx, I: Idx>(
     bv: &[V],
     rows: std::ops::Range<usize>,
 ) {
-    let p0 = a.row_start(rows.start);
-    let len = a.row_len(rows.start);
-    let mut starts = [p0; LANES];
-    for (st, i) in starts.iter_mut().zip(rows.clone()) {
-        *st = a.row_start(i);
-    }
-    let r = rows.len();
+    let entries = GroupEntries::new(a, rows);
     let b_cols = b.col_indices();
     let b_base = b.base();
-    for t in 0..len {
-        let mut al = [V::ZERO; LANES];
-        for l in 0..r {
-            al[l] = av[starts[l] + t];
-        }
-        let j = a.col(p0 + t);
+    for t in 0..entries.len() {
+        let al = entries.values(av, t);
+        let j = entries.col(a, t);
         let (s, e) = (b.row_start(j), b.row_start(j + 1));
         for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
             let d = &mut lanes[c.to_usize().wrapping_sub(b_base)];

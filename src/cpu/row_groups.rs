@@ -60,6 +60,63 @@ const MIN_SAME_SHARE: f64 = 0.25;
 /// Rows per block of the parallel detection (a block's first row starts a group).
 const DETECT_BLOCK: usize = 4096;
 
+/// The entries of a group's rows of A (at most [`LANES`] rows with the same column list),
+/// walked together by the grouped kernels: entry q of every row has the column `col(a, q)`,
+/// and `values(av, q)` holds row `rows.start + l`'s value of it in lane l (unused lanes
+/// zero, so they sum zero products).
+pub(crate) struct GroupEntries {
+    first: usize,
+    len: usize,
+    starts: [usize; LANES],
+    rows: usize,
+}
+
+impl GroupEntries {
+    #[inline(always)]
+    pub(crate) fn new<O: Idx, I: Idx, V: Scalar>(
+        a: &CsrRef<'_, O, I, V>,
+        rows: std::ops::Range<usize>,
+    ) -> Self {
+        let first = a.row_start(rows.start);
+        let mut starts = [first; LANES];
+        for (st, i) in starts.iter_mut().zip(rows.clone()) {
+            *st = a.row_start(i);
+        }
+        GroupEntries {
+            first,
+            len: a.row_len(rows.start),
+            starts,
+            rows: rows.len(),
+        }
+    }
+
+    /// Entries per row.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// 0-based column of entry q (the same in every row of the group).
+    #[inline(always)]
+    pub(crate) fn col<O: Idx, I: Idx, V: Scalar>(
+        &self,
+        a: &CsrRef<'_, O, I, V>,
+        q: usize,
+    ) -> usize {
+        a.col(self.first + q)
+    }
+
+    /// Each row's value of entry q, lane by lane.
+    #[inline(always)]
+    pub(crate) fn values<V: Scalar>(&self, av: &[V], q: usize) -> [V; LANES] {
+        let mut al = [V::ZERO; LANES];
+        for l in 0..self.rows {
+            al[l] = av[self.starts[l] + q];
+        }
+        al
+    }
+}
+
 /// Start rows of A's row groups, in order, then A's row count.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowGroups {
