@@ -457,7 +457,7 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     sorted: bool,
     c_base: usize,
     cols: &mut [J],
-    mut vals: Option<&mut [V]>,
+    vals: Option<&mut [V]>,
 ) -> Result<()> {
     let Some(groups) = groups.filter(|g| g.nrows() == a.nrows()) else {
         return fill_rows_plain(ws, a, b, rows, row_ptr, sorted, c_base, cols, vals);
@@ -472,6 +472,49 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
             "dense accumulator group values",
         )?;
     }
+    walk_groups(
+        ws,
+        a,
+        groups,
+        values,
+        rows,
+        row_ptr,
+        cols,
+        vals,
+        |ws, r, c, v| fill_rows_plain(ws, a, b, r, row_ptr, sorted, c_base, c, v),
+        |ws, (av, bv), g, c, v| fill_group(ws, a, b, av, bv, g, row_ptr, sorted, c_base, c, v),
+    )
+}
+
+/// Walks `rows` for the grouped numeric kernels: runs of single rows, and groups that
+/// fail [`group_ok`], go to `plain`; each usable group goes to `group` when values are
+/// computed (`values` and `vals` given), else its first row goes to `plain` and its
+/// columns are copied to the group's other rows. Both get the rows and exactly their
+/// slices of `cols`/`vals`.
+#[allow(clippy::too_many_arguments)]
+fn walk_groups<'m, V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    a: &CsrRef<'_, O, I, V>,
+    groups: &RowGroups,
+    values: Option<(&'m [V], &'m [V])>,
+    rows: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    cols: &mut [J],
+    mut vals: Option<&mut [V]>,
+    mut plain: impl FnMut(
+        &mut DenseRows<V>,
+        std::ops::Range<usize>,
+        &mut [J],
+        Option<&mut [V]>,
+    ) -> Result<()>,
+    mut group: impl FnMut(
+        &mut DenseRows<V>,
+        (&'m [V], &'m [V]),
+        std::ops::Range<usize>,
+        &mut [J],
+        &mut [V],
+    ) -> Result<()>,
+) -> Result<()> {
     let off0 = row_ptr[rows.start];
     let mut done = rows.start;
     for g in groups.within(rows.clone()) {
@@ -484,62 +527,24 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
             row_ptr[g.end] - off0,
         );
         let v = vals.as_deref_mut().map(|v| &mut v[cs..ce]);
-        fill_rows_plain(
-            ws,
-            a,
-            b,
-            done..g.start,
-            row_ptr,
-            sorted,
-            c_base,
-            &mut cols[cs..ce],
-            v,
-        )?;
+        plain(ws, done..g.start, &mut cols[cs..ce], v)?;
         match (values, vals.as_deref_mut()) {
-            (Some((av, bv)), Some(v)) => fill_group(
-                ws,
-                a,
-                b,
-                av,
-                bv,
-                g.clone(),
-                row_ptr,
-                sorted,
-                c_base,
-                &mut cols[ce..ge],
-                &mut v[ce..ge],
-            )?,
+            (Some(pair), Some(v)) => group(ws, pair, g.clone(), &mut cols[ce..ge], &mut v[ce..ge])?,
             _ => {
                 let n = row_ptr[g.start + 1] - row_ptr[g.start];
                 let c = &mut cols[ce..ge];
-                fill_rows_plain(
-                    ws,
-                    a,
-                    b,
-                    g.start..g.start + 1,
-                    row_ptr,
-                    sorted,
-                    c_base,
-                    &mut c[..n],
-                    None,
-                )?;
+                plain(ws, g.start..g.start + 1, &mut c[..n], None)?;
                 copy_first_row(c, n);
             }
         }
         done = g.end;
     }
     let (cs, ce) = (row_ptr[done] - off0, row_ptr[rows.end] - off0);
-    let v = vals.map(|v| &mut v[cs..ce]);
-    fill_rows_plain(
+    plain(
         ws,
-        a,
-        b,
         done..rows.end,
-        row_ptr,
-        sorted,
-        c_base,
         &mut cols[cs..ce],
-        v,
+        vals.map(|v| &mut v[cs..ce]),
     )
 }
 
@@ -853,7 +858,7 @@ pub fn fill_rows_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
     sorted: bool,
     c_base: usize,
     cols: &mut [J],
-    mut vals: Option<&mut [V]>,
+    vals: Option<&mut [V]>,
 ) -> Result<()> {
     let values = value_pair(a, b, vals.is_some());
     let slots = b.ncols() + b.base();
@@ -871,58 +876,20 @@ pub fn fill_rows_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
         let neg0 = [V::NEG_ZERO; LANES];
         try_grow(&mut ws.lanes, slots, neg0, "dense accumulator group values")?;
     }
-    let off0 = row_ptr[rows.start];
-    let mut done = rows.start;
-    for g in groups.within(rows.clone()) {
-        if !group_ok(a, row_ptr, &g) {
-            continue;
-        }
-        let (cs, ce, ge) = (
-            row_ptr[done] - off0,
-            row_ptr[g.start] - off0,
-            row_ptr[g.end] - off0,
-        );
-        let v = vals.as_deref_mut().map(|v| &mut v[cs..ce]);
-        let c = &mut cols[cs..ce];
-        fill_rows_by_value_plain(ws, a, b, done..g.start, row_ptr, sorted, c_base, c, v)?;
-        match (values, vals.as_deref_mut()) {
-            (Some((av, bv)), Some(v)) => fill_group_by_value(
-                ws,
-                a,
-                b,
-                av,
-                bv,
-                g.clone(),
-                row_ptr,
-                sorted,
-                c_base,
-                &mut cols[ce..ge],
-                &mut v[ce..ge],
-            )?,
-            _ => {
-                let n = row_ptr[g.start + 1] - row_ptr[g.start];
-                let c = &mut cols[ce..ge];
-                let first = g.start..g.start + 1;
-                fill_rows_by_value_plain(
-                    ws,
-                    a,
-                    b,
-                    first,
-                    row_ptr,
-                    sorted,
-                    c_base,
-                    &mut c[..n],
-                    None,
-                )?;
-                copy_first_row(c, n);
-            }
-        }
-        done = g.end;
-    }
-    let (cs, ce) = (row_ptr[done] - off0, row_ptr[rows.end] - off0);
-    let v = vals.map(|v| &mut v[cs..ce]);
-    let c = &mut cols[cs..ce];
-    fill_rows_by_value_plain(ws, a, b, done..rows.end, row_ptr, sorted, c_base, c, v)
+    walk_groups(
+        ws,
+        a,
+        groups,
+        values,
+        rows,
+        row_ptr,
+        cols,
+        vals,
+        |ws, r, c, v| fill_rows_by_value_plain(ws, a, b, r, row_ptr, sorted, c_base, c, v),
+        |ws, (av, bv), g, c, v| {
+            fill_group_by_value(ws, a, b, av, bv, g, row_ptr, sorted, c_base, c, v)
+        },
+    )
 }
 
 /// [`fill_group`] for the value kernel: the group's sums in `lanes` (a value per column
