@@ -92,6 +92,8 @@ static void test_handle_errors(void) {
     CHECK_ERR(NULL, spgemm_set_validation(NULL, 1), ST_NULL, WORDS("handle"));
     CHECK_ERR(NULL, spgemm_get_validation(NULL, &x), ST_NULL, WORDS("handle"));
     CHECK_ERR(h, spgemm_get_validation(h, NULL), ST_NULL, WORDS("enabled"));
+    CHECK_ERR(NULL, spgemm_set_output_cache(NULL, 0), ST_NULL, WORDS("handle"));
+    CHECK_ERR(NULL, spgemm_get_output_cache(NULL, NULL, NULL), ST_NULL, WORDS("handle"));
 
     /* Backend option: CUDA succeeds with a usable GPU, else NO_DEVICE with a message and
      * the option unchanged (CI has no GPU). */

@@ -581,6 +581,74 @@ static void test_multiply_info_export(spgemm_handle_t *h) {
     ref_free(&c);
 }
 
+/* Library-owned results recycle their arrays through the handle's cache
+ * (spgemm_set_output_cache): the second product lands in the first one's arrays (same
+ * pointers, still holding the first product's numbers) and must still be exact; with the
+ * cache off nothing is kept. */
+static void test_output_cache(spgemm_handle_t *h) {
+    ref_csr a = ref_random(30000, 20000, 12, 91, GEN_DUPS);
+    ref_csr b = ref_random(20000, 40000, 12, 92, GEN_DUPS);
+    ref_csr a2 = ref_random(24000, 20000, 12, 93, GEN_DUPS); /* C about 4/5 as large */
+    ref_csr c = ref_product(&a, &b, 0), c2 = ref_product(&a2, &b, 0);
+    typed_csr ta = typed_from_ref(&a, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32,
+                                  SPGEMM_VALUE_FLOAT64, 0, 1);
+    typed_csr ta2 = typed_from_ref(&a2, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32,
+                                   SPGEMM_VALUE_FLOAT64, 0, 1);
+    typed_csr tb = typed_from_ref(&b, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32,
+                                  SPGEMM_VALUE_FLOAT64, 0, 1);
+    spgemm_matrix_t *A = NULL, *A2 = NULL, *B = NULL, *C = NULL;
+    const void *rp = NULL, *ci = NULL, *v = NULL, *ci1 = NULL, *v1 = NULL;
+    size_t limit = 0, held = 1;
+    CHECK_OK(NULL, typed_create(&A, &ta));
+    CHECK_OK(NULL, typed_create(&A2, &ta2));
+    CHECK_OK(NULL, typed_create(&B, &tb));
+    CHECK_OK(h, spgemm_get_output_cache(h, &limit, &held));
+    CHECK(limit == ((size_t)1 << 30) && held == 0);
+    CHECK_OK(h, spgemm_get_output_cache(h, NULL, NULL));
+    if (CHECK_OK(h, spgemm_multiply(h, A, B, SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT32, 0, &C))) {
+        CHECK_OK(NULL, spgemm_matrix_export_csr(C, &rp, &ci1, &v1));
+        CHECK(compare_c("cache: first", &c, SPGEMM_INDEX_INT64, rp, SPGEMM_INDEX_INT32, ci1,
+                        SPGEMM_VALUE_FLOAT64, v1, 0, CMP_EXACT));
+    }
+    spgemm_matrix_destroy(C);
+    C = NULL;
+    CHECK_OK(h, spgemm_get_output_cache(h, NULL, &held));
+    CHECK(c.nnz >= (1 << 18)); /* arrays of at least 1 MiB are kept */
+    CHECK(held >= (size_t)c.nnz * 12);
+    if (CHECK_OK(h, spgemm_multiply(h, A2, B, SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT32, 0, &C))) {
+        CHECK_OK(NULL, spgemm_matrix_export_csr(C, &rp, &ci, &v));
+        CHECK(ci == ci1 && v == v1);
+        CHECK(compare_c("cache: recycled", &c2, SPGEMM_INDEX_INT64, rp, SPGEMM_INDEX_INT32, ci,
+                        SPGEMM_VALUE_FLOAT64, v, 0, CMP_EXACT));
+    }
+    spgemm_matrix_destroy(C);
+    C = NULL;
+    /* off: what is kept is freed and nothing more is kept */
+    CHECK_OK(h, spgemm_set_output_cache(h, 0));
+    CHECK_OK(h, spgemm_get_output_cache(h, &limit, &held));
+    CHECK(limit == 0 && held == 0);
+    if (CHECK_OK(h, spgemm_multiply(h, A, B, SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT32, 0, &C))) {
+        CHECK_OK(NULL, spgemm_matrix_export_csr(C, &rp, &ci, &v));
+        CHECK(compare_c("cache: off", &c, SPGEMM_INDEX_INT64, rp, SPGEMM_INDEX_INT32, ci,
+                        SPGEMM_VALUE_FLOAT64, v, 0, CMP_EXACT));
+    }
+    spgemm_matrix_destroy(C);
+    CHECK_OK(h, spgemm_get_output_cache(h, NULL, &held));
+    CHECK(held == 0);
+    CHECK_OK(h, spgemm_set_output_cache(h, (size_t)1 << 30));
+    spgemm_matrix_destroy(A);
+    spgemm_matrix_destroy(A2);
+    spgemm_matrix_destroy(B);
+    typed_free(&ta);
+    typed_free(&ta2);
+    typed_free(&tb);
+    ref_free(&a);
+    ref_free(&a2);
+    ref_free(&b);
+    ref_free(&c);
+    ref_free(&c2);
+}
+
 /* Plan queries and handle options. */
 static void test_plan_queries(spgemm_handle_t *h) {
     ref_csr a = ref_random(57, 43, 8, 91, GEN_DUPS);
@@ -824,6 +892,7 @@ int main(void) {
     test_sorted_vs_unsorted(h);
     test_reuse(h);
     test_multiply_info_export(h);
+    test_output_cache(h);
     test_plan_queries(h);
     CHECK_OK(h, spgemm_destroy(h));
     test_thread_determinism();

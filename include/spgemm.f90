@@ -78,6 +78,8 @@ module spgemm
   public :: spgemm_get_sorted_output
   public :: spgemm_set_validation
   public :: spgemm_get_validation
+  public :: spgemm_set_output_cache
+  public :: spgemm_get_output_cache
   public :: spgemm_last_error
   public :: spgemm_set_hybrid
   public :: spgemm_get_hybrid
@@ -396,6 +398,40 @@ module spgemm
       integer(c_int32_t), intent(out) :: enabled
       integer(c_int32_t) :: status
     end function spgemm_get_validation
+
+    ! Bounds the memory the handle keeps for recycling the arrays of results it returned
+    ! (`spgemm_multiply`): when such a matrix is destroyed its arrays (those of at least
+    ! 1 MiB) are kept, up to `max_bytes` in all, oldest evicted first, and the next result
+    ! of this handle takes a kept array of its type that fits instead of new memory, whose
+    ! pages the system would have to clear on first write (for a C of tens of MiB a large
+    ! part of the numeric phase). Default 1 GiB. 0 frees what is kept and turns recycling off. Arrays
+    ! the caller passes (`spgemm_numeric`) are never kept. Kept arrays are freed when the
+    ! handle and every matrix it returned are destroyed. Errors: `SPGEMM_STATUS_NULL_POINTER`.
+    !
+    ! # Safety
+    ! `handle` is NULL or a live handle.
+    function spgemm_set_output_cache(handle, max_bytes) &
+        bind(C, name="spgemm_set_output_cache") result(status)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: handle
+      integer(c_size_t), value :: max_bytes
+      integer(c_int32_t) :: status
+    end function spgemm_set_output_cache
+
+    ! Reads the recycling bound (`spgemm_set_output_cache`) into `*max_bytes` and the bytes
+    ! kept now into `*held_bytes`; either pointer may be NULL.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle).
+    !
+    ! # Safety
+    ! `handle` is NULL or live; each output pointer is NULL or writable.
+    function spgemm_get_output_cache(handle, max_bytes, held_bytes) &
+        bind(C, name="spgemm_get_output_cache") result(status)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: handle
+      integer(c_size_t), intent(out) :: max_bytes
+      integer(c_size_t), intent(out) :: held_bytes
+      integer(c_int32_t) :: status
+    end function spgemm_get_output_cache
 
     ! The message of the most recent failed call on `handle` (it names the offending argument
     ! and index), or of the calling thread's most recent failed call when `handle` is NULL.

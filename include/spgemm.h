@@ -336,6 +336,29 @@ spgemm_status_t spgemm_set_validation(spgemm_handle_t *handle, int32_t enabled);
 // `handle` is NULL or live; `enabled` is NULL or writable.
 spgemm_status_t spgemm_get_validation(spgemm_handle_t *handle, int32_t *enabled);
 
+// Bounds the memory the handle keeps for recycling the arrays of results it returned
+// (`spgemm_multiply`): when such a matrix is destroyed its arrays (those of at least
+// 1 MiB) are kept, up to `max_bytes` in all, oldest evicted first, and the next result
+// of this handle takes a kept array of its type that fits instead of new memory, whose
+// pages the system would have to clear on first write (for a C of tens of MiB a large
+// part of the numeric phase). Default 1 GiB. 0 frees what is kept and turns recycling off. Arrays
+// the caller passes (`spgemm_numeric`) are never kept. Kept arrays are freed when the
+// handle and every matrix it returned are destroyed. Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_output_cache(spgemm_handle_t *handle, size_t max_bytes);
+
+// Reads the recycling bound (`spgemm_set_output_cache`) into `*max_bytes` and the bytes
+// kept now into `*held_bytes`; either pointer may be NULL.
+// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle).
+//
+// # Safety
+// `handle` is NULL or live; each output pointer is NULL or writable.
+spgemm_status_t spgemm_get_output_cache(spgemm_handle_t *handle,
+                                        size_t *max_bytes,
+                                        size_t *held_bytes);
+
 // The message of the most recent failed call on `handle` (it names the offending argument
 // and index), or of the calling thread's most recent failed call when `handle` is NULL.
 // Empty if nothing failed. Never NULL. The text stays valid until the next failing call on

@@ -22,7 +22,11 @@
 #   MKL_ALGS (MKL stages timed, default sp2m,sp2m_noval,sp2m_full,spmm),
 #   OUR_ALGS (default: all non-auto algorithms spgemm-bench knows), VALIDATE (0|1,
 #   default 1 = the library's default), QUIET_WAIT (seconds to wait before each call for
-#   the machine to be < 15% busy, default 0 = off), NO_BUILD=1 (skip cargo build).
+#   the machine to be < 15% busy, default 0 = off), NO_BUILD=1 (skip cargo build),
+#   OUTPUT (caller|owned, default caller: fresh caller arrays for every product, as MKL's
+#   driver gets a fresh C from MKL; owned: C is a library-owned result whose arrays come
+#   from the handle's cache of destroyed results, as in a loop of spgemm_multiply calls;
+#   see spgemm-bench --output).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 MATDIR=${1:-/work/data/matrices}
@@ -40,6 +44,7 @@ MKL_ALGS=${MKL_ALGS:-sp2m,sp2m_noval,sp2m_full,spmm}
 OURS=${OURS:-1}
 VALIDATE=${VALIDATE:-1}
 QUIET_WAIT=${QUIET_WAIT:-0}
+OUTPUT=${OUTPUT:-caller}
 BENCH=$HERE/target/release/spgemm-bench
 
 die() { echo "bench_spgemm.sh: $*" >&2; exit 1; }
@@ -83,7 +88,7 @@ GIT=$(cd "$HERE" && git rev-parse --short HEAD 2>/dev/null)$(cd "$HERE" && git d
 printf '{"bench":"meta","date":"%s","cmd":%s,"env":%s,"nproc":%s,"cpu":%s,"mem_gib":%s,"git":"%s","matdir":%s}\n' \
   "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   "$(json_escape "scripts/bench_spgemm.sh $MATDIR $OUT")" \
-  "$(json_escape "REPS=$REPS HEAVY_REPS=$HEAVY_REPS HEAVY_RE=$HEAVY_RE THREADS=$THREADS TRIALS=$TRIALS ONLY=$ONLY VALIDATE=$VALIDATE PEERS=$PEERS MKL_ALGS=$MKL_ALGS")" \
+  "$(json_escape "REPS=$REPS HEAVY_REPS=$HEAVY_REPS HEAVY_RE=$HEAVY_RE THREADS=$THREADS TRIALS=$TRIALS ONLY=$ONLY VALIDATE=$VALIDATE OUTPUT=$OUTPUT PEERS=$PEERS MKL_ALGS=$MKL_ALGS")" \
   "$NCPU" "$(json_escape "$CPU")" "$(awk '/MemTotal/{printf "%.1f", $2/1048576}' /proc/meminfo)" \
   "$GIT" "$(json_escape "$MATDIR")" >> "$OUT"
 
@@ -142,11 +147,11 @@ for trial in $(seq 1 "$TRIALS"); do
       for sorted in 1 0; do
         for t in $(printf '%s\n' "$THREADS" 1 | awk '!seen[$0]++'); do
           call libspgemm "auto T=$t sorted=$sorted" "$A" "$bn" "$BENCH" spgemm --a "$pa" --b "$pb" --alg auto \
-            --threads "$t" --reps "$reps" --sorted "$sorted" --validate "$VALIDATE"
+            --threads "$t" --reps "$reps" --sorted "$sorted" --validate "$VALIDATE" --output "$OUTPUT"
         done
         if [ -n "$OUR_ALGS" ]; then
           call libspgemm "$OUR_ALGS T=$THREADS sorted=$sorted" "$A" "$bn" "$BENCH" spgemm --a "$pa" --b "$pb" --alg "$OUR_ALGS" \
-            --threads "$THREADS" --reps "$reps" --sorted "$sorted" --validate "$VALIDATE"
+            --threads "$THREADS" --reps "$reps" --sorted "$sorted" --validate "$VALIDATE" --output "$OUTPUT"
         fi
       done
     fi

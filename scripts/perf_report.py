@@ -126,6 +126,21 @@ def main():
       f"{NOISY_FRACTION:.0%} of a CPU of foreign work (other processes on this shared machine): "
       "its times are inflated, and more so for whichever side ran under heavier load.")
     p("")
+    modes = sorted({r.get("output", "caller") for r in good if r["lib"] == OURS})
+    if modes == ["owned"]:
+        p("libspgemm's C is a library-owned result (`spgemm-bench --output owned`, the numeric half "
+          "of `spgemm_multiply`): its arrays come from the handle's cache of destroyed results, so "
+          "its product-from-scratch times do not include the system clearing fresh pages for C. "
+          "MKL's do: its C gets fresh pages every product (page faults counted in session 13; "
+          "`MKL_DISABLE_FAST_MM` changes nothing). Reuse calls write into the same arrays on both "
+          "sides.")
+    elif modes == ["caller"]:
+        p("libspgemm's C is in fresh caller arrays for every product (`spgemm-bench --output "
+          "caller`): its product-from-scratch times include the system clearing C's new pages, "
+          "as MKL's do for MKL's C.")
+    else:
+        p(f"libspgemm output modes mixed in these runs: {', '.join(modes)} (see `spgemm-bench --output`).")
+    p("")
 
     fail = [r for r in good if r["lib"] == OURS and r.get("check") != "ok"]
     if fail or errors:

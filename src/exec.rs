@@ -786,30 +786,43 @@ pub fn multiply(
     format: OutputFormat,
 ) -> Result<OwnedCsr> {
     let plan = symbolic(handle, a, b, format)?;
-    let mut offsets = OffsetVec::zeroed(format.offsets, plan.nrows() + 1)?;
-    write_row_offsets(&plan, offsets.as_mut())?;
-    let mut indices = IndexVec::zeroed(format.indices, plan.nnz())?;
+    numeric_owned(handle, &plan, a, b)
+}
+
+/// Numeric phase into arrays the library owns, taken from the handle's cache of arrays
+/// of destroyed results when one fits (see [`crate::output_cache`]); the result gives
+/// them back when dropped. Pattern-only when A or B has no values.
+pub fn numeric_owned(
+    handle: &Handle,
+    plan: &Plan,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+) -> Result<OwnedCsr> {
+    let cache = &handle.outputs;
+    let format = plan.format;
     let with_values = a.values.is_some() && b.values.is_some();
-    let mut values = if with_values {
-        Some(ValueVec::zeroed(a.value_type, plan.nnz())?)
-    } else {
-        None
-    };
-    numeric(
-        handle,
-        &plan,
-        a,
-        b,
-        indices.as_mut(),
-        values.as_mut().map(|v| v.as_mut()),
-    )?;
-    Ok(OwnedCsr {
+    // Built before the product so that an error gives the arrays back.
+    let mut c = OwnedCsr {
         nrows: plan.nrows(),
         ncols: plan.ncols(),
         base: format.base,
-        offsets,
-        indices,
-        values,
+        offsets: OffsetVec::take(cache, format.offsets, plan.nrows() + 1)?,
+        indices: IndexVec::take(cache, format.indices, plan.nnz())?,
+        values: None,
         value_type: a.value_type,
-    })
+        recycle: Some(cache.clone()),
+    };
+    if with_values {
+        c.values = Some(ValueVec::take(cache, a.value_type, plan.nnz())?);
+    }
+    write_row_offsets(plan, c.offsets.as_mut())?;
+    numeric(
+        handle,
+        plan,
+        a,
+        b,
+        c.indices.as_mut(),
+        c.values.as_mut().map(|v| v.as_mut()),
+    )?;
+    Ok(c)
 }

@@ -136,6 +136,9 @@ pub struct Handle {
     /// SpMM's packed panel of X (column-major products with scattered columns), grown on
     /// first use and reused by later calls.
     pub spmm_pack: Mutex<crate::cpu::spmm::PackScratch>,
+    /// Arrays of destroyed library-owned results, for the next ones (shared with the
+    /// results, which give their arrays back when dropped; see [`crate::output_cache`]).
+    pub outputs: Arc<crate::output_cache::OutputCache>,
 }
 
 /// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores.
@@ -250,6 +253,7 @@ impl Handle {
             gpu: Default::default(),
             hybrid_rates: Default::default(),
             spmm_pack: Default::default(),
+            outputs: Default::default(),
         })
     }
 

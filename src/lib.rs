@@ -21,6 +21,7 @@ pub mod handle;
 pub mod hybrid;
 pub mod isa;
 pub mod output;
+pub mod output_cache;
 pub mod plan;
 pub mod pool;
 pub mod spmm;

@@ -1,9 +1,12 @@
 //! Output storage for C: mutable views of caller arrays (the primary path) and
 //! library-owned arrays (the one-call convenience).
 
+use std::sync::Arc;
+
 use crate::alloc::try_filled;
 use crate::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
 use crate::error::Result;
+use crate::output_cache::OutputCache;
 use crate::types::{IndexType, ValueType};
 
 /// Caller's array for C's row offsets.
@@ -68,6 +71,7 @@ pub enum ValueVec {
 }
 
 /// A CSR matrix whose arrays belong to the library (result of the one-call product).
+/// Dropping it gives its arrays to `recycle` (see [`crate::output_cache`]).
 pub struct OwnedCsr {
     pub nrows: usize,
     pub ncols: usize,
@@ -76,6 +80,29 @@ pub struct OwnedCsr {
     pub indices: IndexVec,
     pub values: Option<ValueVec>,
     pub value_type: ValueType,
+    pub recycle: Option<Arc<OutputCache>>,
+}
+
+impl Drop for OwnedCsr {
+    fn drop(&mut self) {
+        let Some(cache) = self.recycle.take() else {
+            return;
+        };
+        match std::mem::replace(&mut self.offsets, OffsetVec::I32(Vec::new())) {
+            OffsetVec::I32(v) => cache.give(v),
+            OffsetVec::I64(v) => cache.give(v),
+            OffsetVec::U64(v) => cache.give(v),
+        }
+        match std::mem::replace(&mut self.indices, IndexVec::I32(Vec::new())) {
+            IndexVec::I32(v) => cache.give(v),
+            IndexVec::I64(v) => cache.give(v),
+        }
+        match self.values.take() {
+            Some(ValueVec::F32(v)) => cache.give(v),
+            Some(ValueVec::F64(v)) => cache.give(v),
+            None => {}
+        }
+    }
 }
 
 impl OffsetVec {
@@ -84,6 +111,15 @@ impl OffsetVec {
             IndexType::Int32 => OffsetVec::I32(try_filled(len, 0, "row offsets of C")?),
             IndexType::Int64 => OffsetVec::I64(try_filled(len, 0, "row offsets of C")?),
             IndexType::SizeT => OffsetVec::U64(try_filled(len, 0, "row offsets of C")?),
+        })
+    }
+    /// `len` offsets from `cache` (old numbers when recycled: the caller overwrites all).
+    pub fn take(cache: &OutputCache, t: IndexType, len: usize) -> Result<OffsetVec> {
+        const W: &str = "row offsets of C";
+        Ok(match t {
+            IndexType::Int32 => OffsetVec::I32(cache.take(len, W)?),
+            IndexType::Int64 => OffsetVec::I64(cache.take(len, W)?),
+            IndexType::SizeT => OffsetVec::U64(cache.take(len, W)?),
         })
     }
     pub fn as_mut(&mut self) -> OffsetSliceMut<'_> {
@@ -109,6 +145,14 @@ impl IndexVec {
             _ => IndexVec::I64(try_filled(len, 0, "column indices of C")?),
         })
     }
+    /// `len` indices from `cache` (old numbers when recycled: the caller overwrites all).
+    pub fn take(cache: &OutputCache, t: IndexType, len: usize) -> Result<IndexVec> {
+        const W: &str = "column indices of C";
+        Ok(match t {
+            IndexType::Int32 => IndexVec::I32(cache.take(len, W)?),
+            _ => IndexVec::I64(cache.take(len, W)?),
+        })
+    }
     pub fn as_mut(&mut self) -> IndexSliceMut<'_> {
         match self {
             IndexVec::I32(v) => IndexSliceMut::I32(v),
@@ -128,6 +172,14 @@ impl ValueVec {
         Ok(match t {
             ValueType::Float32 => ValueVec::F32(try_filled(len, 0.0, "values of C")?),
             ValueType::Float64 => ValueVec::F64(try_filled(len, 0.0, "values of C")?),
+        })
+    }
+    /// `len` values from `cache` (old numbers when recycled: the caller overwrites all).
+    pub fn take(cache: &OutputCache, t: ValueType, len: usize) -> Result<ValueVec> {
+        const W: &str = "values of C";
+        Ok(match t {
+            ValueType::Float32 => ValueVec::F32(cache.take(len, W)?),
+            ValueType::Float64 => ValueVec::F64(cache.take(len, W)?),
         })
     }
     pub fn as_mut(&mut self) -> ValueSliceMut<'_> {

@@ -1791,3 +1791,78 @@ fn streamed_replay_of_a_large_output_matches_reference() {
         assert!(c.replayed_chunks > 0 && c.refilled_chunks == 0);
     }
 }
+
+/// Library-owned results (`exec::multiply`, behind `spgemm_multiply`) take the arrays of
+/// destroyed ones from the handle's cache (`spgemm::output_cache`). The recycled arrays
+/// still hold the previous product's numbers, so every product must come out exactly as
+/// the reference also when it lands in them: a smaller C after a larger one, f32 values in
+/// arrays that held f32 values of another product, a pattern-only C after a valued one.
+/// With the cache off nothing is kept or reused.
+#[test]
+fn owned_results_in_recycled_arrays_match_the_reference() {
+    let mut rng = Rng::new(0x0c13);
+    let shape = Shape {
+        nrows: 40_000,
+        ncols: 30_000,
+        max_row: 8,
+        duplicates: true,
+        zeros: 0.1,
+        ..Default::default()
+    };
+    let a = random(&mut rng, shape);
+    let b = random(
+        &mut rng,
+        Shape {
+            nrows: 30_000,
+            ncols: 50_000,
+            ..shape
+        },
+    );
+    // About 3/4 of the first product: fits its arrays (at most twice the size needed).
+    let a2 = random(
+        &mut rng,
+        Shape {
+            nrows: 30_000,
+            ..shape
+        },
+    );
+    let mut h = Handle::new(2).unwrap();
+    h.options.sorted_output = false;
+    let format = OutputFormat {
+        offsets: IndexType::Int64,
+        indices: IndexType::Int32,
+        base: 1,
+    };
+    let owned = |h: &Handle, x: &Csr, y: &Csr, vt: ValueType, with_values: bool| {
+        let tx = typed(x, IndexType::Int32, IndexType::Int32, vt, 0, with_values);
+        let ty = typed(y, IndexType::Int32, IndexType::Int32, vt, 0, with_values);
+        let c = exec::multiply(h, &tx.any(), &ty.any(), format).unwrap();
+        let got = collect_out(&c.offsets, &c.indices, c.values.as_ref(), format.base);
+        assert_eq!(
+            sort_rows(&got),
+            expected(x, y, vt, with_values),
+            "{vt:?} values {with_values}"
+        );
+        c
+    };
+    for vt in [ValueType::Float64, ValueType::Float32] {
+        h.outputs.set_limit(1 << 30);
+        let s0 = h.outputs.stats();
+        drop(owned(&h, &a, &b, vt, true));
+        let s1 = h.outputs.stats();
+        assert!(s1.held > 0, "{s1:?}");
+        // Column indices and values both come from the cache.
+        drop(owned(&h, &a2, &b, vt, true));
+        assert_eq!(h.outputs.stats().hits, s1.hits + 2);
+        drop(owned(&h, &a, &b, vt, false));
+        assert_eq!(h.outputs.stats().hits, s1.hits + 3);
+        assert!(h.outputs.stats().hits > s0.hits);
+        // Off: what is kept is freed, nothing more is kept or taken.
+        h.outputs.set_limit(0);
+        let s2 = h.outputs.stats();
+        assert_eq!(s2.held, 0);
+        drop(owned(&h, &a, &b, vt, true));
+        let s3 = h.outputs.stats();
+        assert_eq!((s3.held, s3.hits), (0, s2.hits));
+    }
+}

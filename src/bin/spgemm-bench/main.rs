@@ -6,6 +6,7 @@
 //! spgemm-bench list-algs
 //! spgemm-bench spgemm --a A.mtx --b B.mtx|A [--alg auto,kkdense,...|all] [--threads N]
 //!              [--reps N] [--sorted 0|1] [--validate 0|1] [--check-rows N]
+//!              [--output caller|owned]
 //! ```
 //!
 //! Per algorithm: one warm-up, then `reps` timed products from scratch (symbolic + row
@@ -13,6 +14,13 @@
 //! `total_s` = median symbolic + median numeric, as the MKL driver reports it), then
 //! one warm-up and `reps` timed numeric-only calls on the last plan with the values of A
 //! alternately scaled by 2 (`reuse_s`, median), checked to have picked up the new values.
+//!
+//! `--output caller` (default): C's arrays are the benchmark's, allocated fresh for every
+//! product like a C caller's malloc (MKL's driver gets a fresh C from MKL the same way).
+//! `--output owned`: C is a library-owned result (`exec::numeric_owned`, the numeric
+//! half of `spgemm_multiply`), whose arrays come from the handle's cache of destroyed
+//! results, as in a loop of `spgemm_multiply` calls (`symbolic_s` is then the symbolic
+//! phase alone; the row offsets are written in `numeric_s`).
 
 mod check;
 mod mtx;
@@ -25,7 +33,9 @@ use std::time::Instant;
 use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
 use spgemm::exec;
 use spgemm::handle::{Algorithm, Handle, Options};
-use spgemm::output::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
+use spgemm::output::{
+    IndexSliceMut, IndexVec, OffsetSliceMut, OffsetVec, OwnedCsr, ValueSliceMut, ValueVec,
+};
 use spgemm::plan::{OutputFormat, Plan};
 use spgemm::types::{IndexType, ValueType};
 use spgemm::{Error, Status};
@@ -34,7 +44,7 @@ use mtx::Csr;
 
 const USAGE: &str = "usage: spgemm-bench list-algs | spgemm-bench spmm --a A.mtx ... (see `spgemm-bench spmm --help`) | spgemm-bench spgemm --a A.mtx --b B.mtx|A [--alg auto,kkdense,...|all] \
 [--threads N (default 2)] [--reps N (default 5)] [--sorted 0|1 (default 1)] \
-[--validate 0|1 (default 1)] [--check-rows N (default 200)]";
+[--validate 0|1 (default 1)] [--check-rows N (default 200)] [--output caller|owned (default caller)]";
 
 struct Config {
     a: String,
@@ -45,6 +55,8 @@ struct Config {
     sorted: bool,
     validate: bool,
     check_rows: usize,
+    /// C in library-owned (recycled) arrays instead of fresh caller arrays.
+    owned: bool,
 }
 
 fn algorithm_names() -> String {
@@ -68,6 +80,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
         sorted: true,
         validate: true,
         check_rows: 200,
+        owned: false,
     };
     let mut it = args[1..].iter();
     while let Some(key) = it.next() {
@@ -111,6 +124,13 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
             "--sorted" => cfg.sorted = flag("--sorted")?,
             "--validate" => cfg.validate = flag("--validate")?,
             "--check-rows" => cfg.check_rows = num("--check-rows")?,
+            "--output" => {
+                cfg.owned = match val.as_str() {
+                    "caller" => false,
+                    "owned" => true,
+                    _ => return Err(format!("--output: '{val}' is not caller or owned")),
+                }
+            }
             _ => return Err(format!("unknown option '{key}'\n{USAGE}")),
         }
     }
@@ -229,10 +249,59 @@ impl Offsets {
     }
 }
 
-struct Output {
-    offsets: Offsets,
-    cols: Vec<i32>,
-    vals: Vec<f64>,
+/// C as the benchmark's own arrays or as a library-owned result (`--output`).
+enum Output {
+    Caller {
+        offsets: Offsets,
+        cols: Vec<i32>,
+        vals: Vec<f64>,
+    },
+    Owned(OwnedCsr),
+}
+
+impl Output {
+    fn offsets(&self) -> check::Offsets<'_> {
+        match self {
+            Output::Caller { offsets, .. } => offsets.view(),
+            Output::Owned(c) => match &c.offsets {
+                OffsetVec::I32(v) => check::Offsets::I32(v),
+                OffsetVec::I64(v) => check::Offsets::I64(v),
+                OffsetVec::U64(_) => unreachable!("the benchmark asks for i32 or i64 offsets"),
+            },
+        }
+    }
+    fn cols(&self) -> &[i32] {
+        match self {
+            Output::Caller { cols, .. } => cols,
+            Output::Owned(c) => match &c.indices {
+                IndexVec::I32(v) => v,
+                IndexVec::I64(_) => unreachable!("the benchmark asks for i32 column indices"),
+            },
+        }
+    }
+    fn vals(&self) -> &[f64] {
+        match self {
+            Output::Caller { vals, .. } => vals,
+            Output::Owned(c) => match &c.values {
+                Some(ValueVec::F64(v)) => v,
+                _ => unreachable!("the benchmark's inputs are f64"),
+            },
+        }
+    }
+    fn arrays_mut(&mut self) -> (IndexSliceMut<'_>, ValueSliceMut<'_>) {
+        match self {
+            Output::Caller { cols, vals, .. } => {
+                (IndexSliceMut::I32(cols), ValueSliceMut::F64(vals))
+            }
+            Output::Owned(c) => (
+                c.indices.as_mut(),
+                c.values
+                    .as_mut()
+                    .expect("the benchmark's inputs have values")
+                    .as_mut(),
+            ),
+        }
+    }
 }
 
 fn lib_err(what: &str, e: Error) -> String {
@@ -290,6 +359,7 @@ fn product_from_scratch(
     h: &Handle,
     inp: &Inputs,
     offs_kind: IndexType,
+    owned: bool,
 ) -> Result<(Plan, Output, f64, f64), Error> {
     let (a, b) = inp.pair();
     let format = OutputFormat {
@@ -301,6 +371,18 @@ fn product_from_scratch(
     let t0 = Instant::now();
     let plan = exec::symbolic(h, &a, &b, format)?;
     memtrace("after symbolic");
+    if owned {
+        let t1 = Instant::now();
+        let c = exec::numeric_owned(h, &plan, &a, &b)?;
+        let t2 = Instant::now();
+        memtrace("after numeric");
+        return Ok((
+            plan,
+            Output::Owned(c),
+            (t1 - t0).as_secs_f64(),
+            (t2 - t1).as_secs_f64(),
+        ));
+    }
     let mut offsets = Offsets::zeroed(offs_kind, plan.nrows() + 1);
     exec::write_row_offsets(&plan, offsets.as_mut())?;
     let t1 = Instant::now();
@@ -319,7 +401,7 @@ fn product_from_scratch(
     memtrace("after numeric");
     Ok((
         plan,
-        Output {
+        Output::Caller {
             offsets,
             cols,
             vals,
@@ -344,10 +426,10 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
     for it in 0..=cfg.reps {
         // Free the previous C first, as a caller replacing its product would.
         drop(last.take());
-        let r = match product_from_scratch(&h, inp, offs_kind) {
+        let r = match product_from_scratch(&h, inp, offs_kind, cfg.owned) {
             Err(e) if it == 0 && e.status == Status::IndexOverflow => {
                 offs_kind = IndexType::Int64;
-                product_from_scratch(&h, inp, offs_kind)
+                product_from_scratch(&h, inp, offs_kind, cfg.owned)
             }
             r => r,
         };
@@ -359,16 +441,16 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
         last = Some((plan, out));
     }
     let (plan, mut out) = last.expect("at least one product");
-    let (sum_c, sumabs_c) = check::checksums(&out.vals);
+    let (sum_c, sumabs_c) = check::checksums(out.vals());
 
     // Check the product before the reuse runs overwrite it.
     let mut checks = Vec::new();
     let mut failures = Vec::new();
     let c = check::Product {
         ncols: inp.b().ncols,
-        row_ptr: out.offsets.view(),
-        col: &out.cols,
-        val: &out.vals,
+        row_ptr: out.offsets(),
+        col: out.cols(),
+        val: out.vals(),
     };
     let mut record = |name: &str, r: Result<(), String>| match r {
         Ok(()) => checks.push(name.to_string()),
@@ -409,15 +491,9 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
             scaled = want_scaled;
         }
         let (a, b) = inp.pair();
+        let (cols, vals) = out.arrays_mut();
         let t0 = Instant::now();
-        result = exec::numeric(
-            &h,
-            &plan,
-            &a,
-            &b,
-            IndexSliceMut::I32(&mut out.cols),
-            Some(ValueSliceMut::F64(&mut out.vals)),
-        );
+        result = exec::numeric(&h, &plan, &a, &b, cols, Some(vals));
         if result.is_err() {
             break;
         }
@@ -432,7 +508,7 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
     result.map_err(|e| lib_err("reuse", e))?;
     // Scaling by a power of two is exact, so C must scale exactly (up to the summation).
     let factor = if inp.b.is_none() { 4.0 } else { 2.0 };
-    let (s2, sa2) = check::checksums(&out.vals);
+    let (s2, sa2) = check::checksums(out.vals());
     let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * y.abs() + f64::MIN_POSITIVE;
     if close(sa2, factor * sumabs_c) && close(s2, factor * sum_c) {
         checks.push("reuse".into());
@@ -630,6 +706,10 @@ fn main() -> ExitCode {
                     ("alg_numeric", json_str(r.plan_numeric.name())),
                     ("sort_requested", cfg.sorted.to_string()),
                     ("validate", cfg.validate.to_string()),
+                    (
+                        "output",
+                        json_str(if cfg.owned { "owned" } else { "caller" }),
+                    ),
                     ("reps", cfg.reps.to_string()),
                     ("total_min_s", json_num(min(&per_rep))),
                     ("reuse_min_s", json_num(min(&r.reuse))),
