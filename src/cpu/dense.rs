@@ -47,18 +47,31 @@ use rayon::prelude::*;
 
 use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
-use crate::cpu::gustavson::{split_at_bounds, value_pair};
+use crate::cpu::gustavson::{row_len_mismatch, split_at_bounds, value_pair};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups, same_columns};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
-use crate::error::{Result, Status, err};
+use crate::error::{Result, Status};
 use crate::types::{Idx, Scalar};
 
 /// `pos` value of a column that is not in the current row.
 const EMPTY: u32 = u32::MAX;
+
+/// The stamp after `stamp` for `mark` (a row is marked by its stamp). After 2^32 - 1 rows
+/// the stamps wrap: every old mark is forgotten once and counting restarts at 1.
+#[inline(always)]
+fn next_stamp(stamp: u32, mark: &mut [u32]) -> u32 {
+    match stamp.wrapping_add(1) {
+        0 => {
+            mark.fill(0);
+            1
+        }
+        s => s,
+    }
+}
 
 /// Per-thread state of the dense kernels (one per worker in the ONE2ONE pool).
 pub struct DenseRows<V> {
@@ -348,12 +361,7 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
         let mark = &mut ws.mark[..];
         let mut stamp = ws.stamp;
         for i in rows {
-            stamp = stamp.wrapping_add(1);
-            if stamp == 0 {
-                // After 2^32 - 1 rows the stamps wrap: forget every old mark once.
-                mark.fill(0);
-                stamp = 1;
-            }
+            stamp = next_stamp(stamp, mark);
             let mut f = 0usize;
             let mut n = 0usize;
             for p in a.row_range(i) {
@@ -609,13 +617,7 @@ fn fill_group<V: Scalar, O: Idx, I: Idx, J: Idx>(
     );
     if t != n {
         ws.pos.fill(EMPTY);
-        return err(
-            Status::PlanMismatch,
-            format!(
-                "row {} of C has {t} entries but the plan has {n}: the structure of A or B changed since the symbolic phase",
-                g.start
-            ),
-        );
+        return Err(row_len_mismatch(g.start, t, n));
     }
     let pos = &mut ws.pos[..];
     let lanes = &ws.row_lanes[..];
@@ -817,12 +819,7 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
         if t != n {
             // Forget the row (every slot of `pos` this call may have set) and report.
             ws.pos.fill(EMPTY);
-            return err(
-                Status::PlanMismatch,
-                format!(
-                    "row {i} of C has {t} entries but the plan has {n}: the structure of A or B changed since the symbolic phase"
-                ),
-            );
+            return Err(row_len_mismatch(i, t, n));
         }
         emit_row(
             pos,
@@ -912,12 +909,7 @@ fn fill_group_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
     let n = row_ptr[g.start + 1] - row_ptr[g.start];
     let b_base = b.base();
     let slots = b.ncols() + b_base;
-    let mut stamp = ws.stamp.wrapping_add(1);
-    if stamp == 0 {
-        // After 2^32 - 1 rows the stamps wrap: forget every old mark once.
-        ws.mark.fill(0);
-        stamp = 1;
-    }
+    let stamp = next_stamp(ws.stamp, &mut ws.mark);
     ws.stamp = stamp;
     let neg0 = [V::NEG_ZERO; LANES];
     let t = accumulate_group_by_value(
@@ -933,13 +925,7 @@ fn fill_group_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
     );
     if t != n {
         ws.lanes[..slots].fill(neg0);
-        return err(
-            Status::PlanMismatch,
-            format!(
-                "row {} of C has {t} entries but the plan has {n}: the structure of A or B changed since the symbolic phase",
-                g.start
-            ),
-        );
+        return Err(row_len_mismatch(g.start, t, n));
     }
     let lanes = &mut ws.lanes[b_base..slots];
     emit_group(
@@ -1022,12 +1008,7 @@ fn fill_rows_by_value_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     let mut stamp = ws.stamp;
     for i in rows {
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
-        stamp = stamp.wrapping_add(1);
-        if stamp == 0 {
-            // After 2^32 - 1 rows the stamps wrap: forget every old mark once.
-            ws.mark.fill(0);
-            stamp = 1;
-        }
+        stamp = next_stamp(stamp, &mut ws.mark);
         let mark = &mut ws.mark[..slots];
         let t = match values {
             Some((av, bv)) => accumulate_row(
@@ -1050,12 +1031,7 @@ fn fill_rows_by_value_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
             if values.is_some() {
                 ws.dense[..slots].fill(V::NEG_ZERO);
             }
-            return err(
-                Status::PlanMismatch,
-                format!(
-                    "row {i} of C has {t} entries but the plan has {n}: the structure of A or B changed since the symbolic phase"
-                ),
-            );
+            return Err(row_len_mismatch(i, t, n));
         }
         // Without values `dense` is not used (and may be unsized).
         let dense = match values {

@@ -14,7 +14,7 @@ use crate::cpu::stream;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::workspace::WorkspacePool;
 use crate::csr::CsrRef;
-use crate::error::{Result, Status, err};
+use crate::error::{Error, Result, Status, err};
 use crate::types::{Idx, Scalar};
 
 /// Which accumulator family a kernel runs with.
@@ -121,6 +121,17 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
         })
 }
 
+/// The error of a row of C whose entries (`got`) differ from the plan's count (`planned`):
+/// A's or B's structure changed after the symbolic phase (every kernel checks this).
+pub(crate) fn row_len_mismatch(row: usize, got: usize, planned: usize) -> Error {
+    Error::new(
+        Status::PlanMismatch,
+        format!(
+            "row {row} of C has {got} entries but the plan has {planned}: the structure of A or B changed since the symbolic phase"
+        ),
+    )
+}
+
 /// A's and B's values when the numeric kernels are to compute C's values (`want`: the
 /// caller passed a value array) and both inputs carry them; `None` runs a structure-only
 /// product.
@@ -171,14 +182,7 @@ fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx, A: Accumulator<V>>(
             }
         }
         if acc.len() != e - s {
-            return err(
-                Status::PlanMismatch,
-                format!(
-                    "row {i} of C has {} entries but the plan has {}: the structure of A or B changed since the symbolic phase",
-                    acc.len(),
-                    e - s
-                ),
-            );
+            return Err(row_len_mismatch(i, acc.len(), e - s));
         }
         acc.emit(
             sorted,
