@@ -360,12 +360,13 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     let Some(cb) = cb else {
         let mark = &mut ws.mark[..];
         let mut stamp = ws.stamp;
+        let ab = a.base();
         for i in rows {
             stamp = next_stamp(stamp, mark);
             let mut f = 0usize;
             let mut n = 0usize;
-            for p in a.row_range(i) {
-                let j = a.col(p);
+            for &j in a.row_cols(i) {
+                let j = j.to_usize().wrapping_sub(ab);
                 let (s, e) = (b.row_start(j), b.row_start(j + 1));
                 f += e.wrapping_sub(s);
                 // `mark` is indexed by B's raw column index (it has k + base slots), which
@@ -395,8 +396,8 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
             // (The bits of a pair are never zero, so `acc == 0` means "no pair yet".)
             let mut lw = 0u32;
             let mut acc = 0u64;
-            for p in a.row_range(i) {
-                let j = a.col(p);
+            for &j in a.row_cols(i) {
+                let j = j.to_usize().wrapping_sub(a.base());
                 f += b.row_len(j) as u64;
                 let r = cb.row(j);
                 for (&w, &m) in cb.words[r.clone()].iter().zip(&cb.bits[r]) {
@@ -415,8 +416,8 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
                 or_word(bits, touched, lw, acc);
             }
         } else {
-            for p in a.row_range(i) {
-                let j = a.col(p);
+            for &j in a.row_cols(i) {
+                let j = j.to_usize().wrapping_sub(a.base());
                 f += b.row_len(j) as u64;
                 let r = cb.row(j);
                 for (&w, &m) in cb.words[r.clone()].iter().zip(&cb.bits[r]) {
@@ -765,8 +766,7 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     let cap = ws.row_cols.len();
     debug_assert!(cap >= 1 && ws.row_vals.len() == cap);
     let last = cap - 1;
-    let b_base = b.base();
-    let b_cols = b.col_indices();
+    let (a_base, b_base) = (a.base(), b.base());
     for i in rows {
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         let pos = &mut ws.pos[..];
@@ -779,11 +779,10 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
         let mut tw = 0usize;
         match values {
             Some((av, bv)) => {
-                for p in a.row_range(i) {
-                    let aij = av[p];
-                    let j = a.col(p);
-                    let (s, e) = (b.row_start(j), b.row_start(j + 1));
-                    for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+                let (a_cols, a_vals) = a.row_entries(i, av);
+                for (&j, &aij) in a_cols.iter().zip(a_vals) {
+                    let (b_row, b_vals) = b.row_entries(j.to_usize().wrapping_sub(a_base), bv);
+                    for (&c, &bq) in b_row.iter().zip(b_vals) {
                         let c = c.to_usize().wrapping_sub(b_base);
                         let v = aij * bq;
                         let old = pos[c];
@@ -800,10 +799,8 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
                 }
             }
             None => {
-                for p in a.row_range(i) {
-                    let j = a.col(p);
-                    let (s, e) = (b.row_start(j), b.row_start(j + 1));
-                    for &c in &b_cols[s..e] {
+                for &j in a.row_cols(i) {
+                    for &c in b.row_cols(j.to_usize().wrapping_sub(a_base)) {
                         let c = c.to_usize().wrapping_sub(b_base);
                         if pos[c] == EMPTY {
                             row_cols[tw] = c as u32;
@@ -1081,14 +1078,12 @@ fn accumulate_row<V: Scalar, O: Idx, I: Idx>(
     bv: &[V],
     i: usize,
 ) -> usize {
-    let b_cols = b.col_indices();
-    let b_base = b.base();
+    let (a_base, b_base) = (a.base(), b.base());
     let mut t = 0usize;
-    for p in a.row_range(i) {
-        let aij = av[p];
-        let j = a.col(p);
-        let (s, e) = (b.row_start(j), b.row_start(j + 1));
-        for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+    let (a_cols, a_vals) = a.row_entries(i, av);
+    for (&j, &aij) in a_cols.iter().zip(a_vals) {
+        let (b_cols, b_vals) = b.row_entries(j.to_usize().wrapping_sub(a_base), bv);
+        for (&c, &bq) in b_cols.iter().zip(b_vals) {
             let c = c.to_usize();
             let slot = &mut dense[c];
             let old = *slot;

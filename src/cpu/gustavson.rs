@@ -525,11 +525,12 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool>(
     vals: &mut [V],
 ) -> bool {
     let neg0 = V::NEG_ZERO;
-    for p in a.row_range(i) {
-        let aij = av[p];
-        let r = b.row_range(a.col(p));
-        for (&cq, &bq) in b.col_indices()[r.clone()].iter().zip(&bv[r]) {
-            dense[cq.to_usize().wrapping_sub(b.base())] += aij * bq;
+    let (a_cols, a_vals) = a.row_entries(i, av);
+    let (ab, bb) = (a.base(), b.base());
+    for (&j, &aij) in a_cols.iter().zip(a_vals) {
+        let (b_cols, b_vals) = b.row_entries(j.to_usize().wrapping_sub(ab), bv);
+        for (&cq, &bq) in b_cols.iter().zip(b_vals) {
+            dense[cq.to_usize().wrapping_sub(bb)] += aij * bq;
         }
     }
     let mut in_range = true;
