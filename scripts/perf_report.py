@@ -6,8 +6,15 @@
 Like with like: our unsorted output against the peers' (MKL, GraphBLAS and KokkosKernels
 all return unsorted rows); our sorted output against MKL sp2m + mkl_sparse_order; our
 numeric-only reuse against MKL's FINALIZE_MULT re-run and KokkosKernels' second
-spgemm_numeric. Several trials of one configuration: the best (smallest median) counts.
+spgemm_numeric. Several trials of one configuration: the per-product tables show the best
+(smallest median) of each configuration; the targets table takes every speed-up and the scaling
+within one trial (each file, or each TRIALS round of bench_spgemm.sh, where our runs and the
+peers' run back to back on the same product) and counts the median over the trials. Absolute
+times on this shared machine move by up to 2x between runs; a ratio of one side's luckiest trial
+to the other's (the rule before session 14) turns products at parity into misses at random.
 """
+
+import statistics
 
 import argparse
 import json
@@ -21,7 +28,7 @@ NOISY_FRACTION = 0.25  # foreign CPU above this fraction of the call's wall time
 
 def load(paths):
     meta, rows = [], []
-    for path in paths:
+    for idx, path in enumerate(paths):
         with open(path) as f:
             for n, line in enumerate(f, 1):
                 line = line.strip()
@@ -32,6 +39,7 @@ def load(paths):
                 except json.JSONDecodeError as e:
                     print(f"{path}:{n}: skipped, not JSON ({e})", file=sys.stderr)
                     continue
+                r["_trial"] = (idx, r.get("trial"))
                 (meta if r.get("bench") == "meta" else rows).append(r)
     return meta, rows
 
@@ -222,7 +230,27 @@ def main():
         auto_1u, auto_1s = ours("auto", 1, False), ours("auto", 1, True)
         singles_u = [ours(x, threads, False) for x in algs if x != "auto"]
         singles_s = [ours(x, threads, True) for x in algs if x != "auto"]
+        trials = []
+        for t in sorted({r["_trial"] for r in ok}, key=str):
+            tr = defaultdict(list)
+            for r in ok:
+                if r["_trial"] == t:
+                    tr[cfg_key(r)].append(r)
+            t_peer = best([best(v) for k, v in tr.items() if k[0] != OURS])
+            t_reuse = best([r for k, v in tr.items() if k[0] != OURS for r in v], "reuse_s")
+            t_mkl = best(tr.get(("mkl", "sp2m", threads, None), []))
+            t_u = best(tr.get((OURS, "auto", threads, False), []))
+            t_s = best(tr.get((OURS, "auto", threads, True), []))
+            t_1u = best(tr.get((OURS, "auto", 1, False), []))
+            trials.append(dict(
+                nr=t_peer["total_s"] / t_u["total_s"] if t_peer and t_u else None,
+                ru=t_reuse["reuse_s"] / t_u["reuse_s"] if t_reuse and t_u and t_u.get("reuse_s") else None,
+                so=(t_mkl["total_s"] + t_mkl["order_s"]) / t_s["total_s"]
+                if t_mkl and t_mkl.get("order_s") is not None and t_s else None,
+                sc=t_1u["total_s"] / t_u["total_s"] if t_1u and t_u and t_1u["total_s"] > 0.020 else None,
+            ))
         summary.append(dict(
+            trials=trials,
             label=label, best_peer=best_peer, peer_reuse=peer_reuse, mkl=mkl, mkl_sorted_t=mkl_sorted_t,
             auto_u=auto_u, auto_s=auto_s, auto_1u=auto_1u, auto_1s=auto_1s,
             best_single_u=best([r for r in singles_u if r]), best_single_s=best([r for r in singles_s if r]),
@@ -238,7 +266,10 @@ def main():
 
     p("## Targets of the issue")
     p("")
-    p(f"Speedup = peer time / our time (> 1: we are faster). Ours = `auto` at {threads} threads.")
+    p(f"Speedup = peer time / our time (> 1: we are faster). Ours = `auto` at {threads} threads. "
+      "Speed-ups and scaling are taken within each trial (our runs and the peers' back to back on "
+      "the same product) and the median over the trials counts; the figures of each trial follow "
+      "in brackets.")
     p("")
     p("| product | no reuse: auto (unsorted) vs best peer | reuse: auto vs best peer reuse | sorted: auto sorted vs MKL "
       "sp2m+order | peak RSS auto / MKL sp2m | scaling 1T/{t}T (auto, 1T > 20 ms) | auto / best single alg (unsorted, sorted) "
@@ -252,15 +283,22 @@ def main():
 
     def fmt_sel(v, same):
         return f"{fmt_x(v)} (same plan)" if v is not None and same else fmt_x(v)
+    def med(s, key):
+        xs = [t[key] for t in s["trials"] if t[key] is not None]
+        return statistics.median(xs) if xs else None
+
+    def fmt_med(s, key):
+        xs = [t[key] for t in s["trials"] if t[key] is not None]
+        if not xs:
+            return "–"
+        if len(xs) == 1:
+            return fmt_x(xs[0])
+        return f"{fmt_x(statistics.median(xs))} ({' '.join(f'{x:.2f}' for x in xs)})"
+
     for s in summary:
         a_u, a_s = s["auto_u"], s["auto_s"]
-        nr = ratio(s["best_peer"], a_u)
-        ru = (s["peer_reuse"]["reuse_s"] / a_u["reuse_s"]) if s["peer_reuse"] and a_u and a_u.get("reuse_s") else None
-        so = (s["mkl_sorted_t"] / a_s["total_s"]) if s["mkl_sorted_t"] and a_s else None
+        nr, ru, so, sc = med(s, "nr"), med(s, "ru"), med(s, "so"), med(s, "sc")
         rs = (a_u["peak_rss_mb"] / s["mkl"]["peak_rss_mb"]) if a_u and s["mkl"] else None
-        sc = None
-        if s["auto_1u"] and a_u and s["auto_1u"]["total_s"] > 0.020:
-            sc = s["auto_1u"]["total_s"] / a_u["total_s"]
         au = ratio(a_u, s["best_single_u"])
         as_ = ratio(a_s, s["best_single_s"])
         # When auto chose the plan of the fastest single algorithm it ran the same code: the
@@ -273,8 +311,8 @@ def main():
         autos += [v for v in (au, as_) if v is not None]
         sel += [1.0 if same else v for v, same in ((au, same_u), (as_, same_s)) if v is not None]
         noise = mark(a_u) or mark(s["best_peer"])
-        p(f"| {s['label']}{noise} | {fmt_x(nr)} | {fmt_x(ru)} | {fmt_x(so)} | {fmt_x(rs)} | "
-          f"{fmt_x(sc) if sc is not None else 'n/a (< 20 ms)'} | {fmt_sel(au, same_u)}, {fmt_sel(as_, same_s)} | "
+        p(f"| {s['label']}{noise} | {fmt_med(s, 'nr')} | {fmt_med(s, 'ru')} | {fmt_med(s, 'so')} | {fmt_x(rs)} | "
+          f"{fmt_med(s, 'sc') if sc is not None else 'n/a (< 20 ms)'} | {fmt_sel(au, same_u)}, {fmt_sel(as_, same_s)} | "
           f"{'yes' if s['agree'] else '**NO**'} | {fmt_load(a_u)} / {fmt_load(s['best_peer'])} |")
     p(f"| **geomean** | {fmt_x(geomean(sp_nr))} | {fmt_x(geomean(sp_ru))} | {fmt_x(geomean(sp_so))} "
       f"| {fmt_x(geomean(rss))} | {fmt_x(geomean(scal))} | {fmt_x(geomean(autos))} | | |")

@@ -3,10 +3,13 @@
 
 usage: report_spmm.py RESULTS.jsonl [RESULTS2.jsonl ...] [OUT.md] [--cmd "command"] [--note "text"]...
 
-With several result files (trials of the same benchmark at different times), each library's
-configuration counts with its best median over the trials, for MKL and libspgemm alike, and
-STREAM with its best figure: on this shared machine single medians move by up to 1.5x between
-runs, and the best of several trials is the figure least disturbed by foreign work.
+With several result files (trials of the same benchmark at different times), the GF/s and GB/s
+columns show each library's best median over the trials, and STREAM its best figure. The
+speed-up of a configuration is taken within each trial (best MKL median / best libspgemm median
+of that trial, both measured seconds apart in the same run) and the median of these per-trial
+ratios counts: on this shared machine single medians move by up to 2x between runs, so a ratio
+of one library's luckiest trial to the other's (best over trials on each side, the rule before
+session 14) turns cells at parity into misses at random.
 
 For every (matrix, layout, k): GFLOP/s and GB/s of MKL (mm, mm_opt) and libspgemm (mm, mm_opt),
 the ratio of the best libspgemm time to the best MKL time, and for row-major k <= 16 on the
@@ -15,6 +18,7 @@ run. Then the targets, each marked met or not met.
 """
 import json
 import math
+import statistics
 import sys
 from collections import defaultdict
 
@@ -57,19 +61,26 @@ def main():
     out = outs[0] if outs else "docs/PERFORMANCE_SPMM.md"
     src = ", ".join("`%s`" % s for s in srcs).strip("`")
     spmm, stream = [], []
-    for path in srcs:
+    for trial, path in enumerate(srcs):
         a, b = load(path)
+        for d in a:
+            d["_trial"] = trial
         spmm += a
         stream += b
     triad = max((s["triad_wa_gbs"] for s in stream), default=float("nan"))
     triad_plain = max((s["triad_gbs"] for s in stream), default=float("nan"))
     rows = defaultdict(dict)  # (A, layout, k) -> {(lib, alg): line}
+    # (A, layout, k) -> trial -> lib -> best median of that trial
+    per_trial = defaultdict(lambda: defaultdict(dict))
     for d in spmm:
         lib = "ours" if d["lib"] == "libspgemm" else d["lib"]
-        cell = rows[(d["A"], d["layout"], int(d["k"]))]
+        key = (d["A"], d["layout"], int(d["k"]))
+        cell = rows[key]
         old = cell.get((lib, d["alg"]))
         if old is None or d["total_s"] < old["total_s"]:
             cell[(lib, d["alg"])] = d
+        t = per_trial[key][d["_trial"]]
+        t[lib] = min(t.get(lib, float("inf")), d["total_s"])
     mats = sorted({a for a, _, _ in rows})
     ks = sorted({k for _, _, k in rows})
     threads = sorted({d["threads"] for d in spmm})
@@ -96,7 +107,10 @@ def main():
         "the analysis step (libspgemm `spgemm_spmm_analysis_create`; MKL `mkl_sparse_set_mm_hint` + "
         "`mkl_sparse_optimize`); analysis time not included. gbs counts A once (12 B/entry + row "
         "offsets), X read once, Y written once. `ratio` = best MKL time / best libspgemm time "
-        "(> 1: libspgemm faster). `%%triad` = libspgemm GB/s / write-allocate triad.\n"
+        "within one trial (> 1: libspgemm faster)%s. `%%triad` = libspgemm GB/s / write-allocate "
+        "triad.\n"
+        % ("; with several trials the median of the per-trial ratios, each trial's listed under "
+           "`per trial`" if len(srcs) > 1 else "")
     )
     ratios = defaultdict(list)  # layout -> ratios
     worst = {}
@@ -105,9 +119,9 @@ def main():
     for layout in ("row", "col"):
         L.append("## %s-major\n" % ("Row" if layout == "row" else "Column"))
         L.append(
-            "| A | k | MKL mm GF/s | MKL mm_opt GF/s | ours mm GF/s | ours mm_opt GF/s | ours GB/s | %triad | ratio |"
+            "| A | k | MKL mm GF/s | MKL mm_opt GF/s | ours mm GF/s | ours mm_opt GF/s | ours GB/s | %triad | ratio | per trial |"
         )
-        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for a in mats:
             for k in ks:
                 r = rows.get((a, layout, k))
@@ -120,9 +134,14 @@ def main():
                     continue
                 best_us = min(us, key=lambda d: d["total_s"])
                 ratio = float("nan")
-                if mk:
+                trial_ratios = [
+                    t["mkl"] / t["ours"]
+                    for _, t in sorted(per_trial[(a, layout, k)].items())
+                    if "mkl" in t and "ours" in t
+                ]
+                if mk and trial_ratios:
                     best_mk = min(mk, key=lambda d: d["total_s"])
-                    ratio = best_mk["total_s"] / best_us["total_s"]
+                    ratio = statistics.median(trial_ratios)
                     ratios[layout].append(ratio)
                     key = (layout, k)
                     if key not in worst or ratio < worst[key][0]:
@@ -134,9 +153,10 @@ def main():
                 if layout == "row" and k <= 16 and a.startswith(BW_FAMILIES):
                     bw.append((frac, a, k))
                 L.append(
-                    "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f%% | %.2f |"
+                    "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f%% | %.2f | %s |"
                     % (a, k, g(("mkl", "mm")), g(("mkl", "mm_opt")), g(("ours", "mm")),
-                       g(("ours", "mm_opt")), best_us["gbs"], 100 * frac, ratio)
+                       g(("ours", "mm_opt")), best_us["gbs"], 100 * frac, ratio,
+                       " ".join("%.2f" % x for x in trial_ratios))
                 )
         L.append("")
 
