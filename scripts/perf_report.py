@@ -128,8 +128,8 @@ def main():
     p("")
     p(f"Threads: libspgemm, MKL and GraphBLAS at {threads} (plus libspgemm at 1 for scaling); "
       "KokkosKernels at 1 (Debian's Kokkos has only the Serial execution space). Times are medians "
-      "of the timed repetitions after one warm-up, in seconds; with several trials the best median "
-      "counts. `total_s` = symbolic + numeric from scratch; `reuse_s` = numeric only on the same "
+      "of the timed repetitions after one warm-up, in seconds; with several trials the per-product "
+      "tables show the best median (the targets table takes ratios within each trial). `total_s` = symbolic + numeric from scratch; `reuse_s` = numeric only on the same "
       "plan with new values (checked to pick them up). † = the call overlapped more than "
       f"{NOISY_FRACTION:.0%} of a CPU of foreign work (other processes on this shared machine): "
       "its times are inflated, and more so for whichever side ran under heavier load.")

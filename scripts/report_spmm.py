@@ -96,7 +96,7 @@ def main():
         "%.2f GB/s, write-allocate triad %.2f GB/s.\n"
         % (
             threads,
-            "; %d trials, each configuration's best median counts" % len(srcs) if len(srcs) > 1 else "",
+            "; %d trials, the GF/s and GB/s columns show each configuration's best median" % len(srcs) if len(srcs) > 1 else "",
             " in every trial" if len(srcs) > 1 else "",
             triad_plain,
             triad,
