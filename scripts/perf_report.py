@@ -94,6 +94,39 @@ def cfg_key(r):
     return (r["lib"], r["alg"], r.get("threads"), r.get("sort_requested"))
 
 
+def picks(rows, threads):
+    """The rows of one product (all trials, or one trial) by configuration, with the figures
+    the report compares: the best peer without reuse, the best peer reuse, MKL sp2m and its
+    sorted time (sp2m + order), and `ours(alg, threads, sorted)`."""
+    by = defaultdict(list)
+    for r in rows:
+        by[cfg_key(r)].append(r)
+    peers = [r for r in (best(v) for k, v in by.items() if k[0] != OURS) if r]
+    mkl = best(by.get(("mkl", "sp2m", threads, None), []))
+    return dict(
+        by=by,
+        peers=peers,
+        best_peer=best(peers),
+        peer_reuse=best([r for r in rows if r["lib"] != OURS], "reuse_s"),
+        mkl=mkl,
+        mkl_sorted_t=(mkl["total_s"] + mkl["order_s"]) if mkl and mkl.get("order_s") is not None else None,
+        ours=lambda alg, t, s: best(by.get((OURS, alg, t, s), [])),
+    )
+
+
+def speedups(pk, threads):
+    """Speed-ups of `auto` at `threads` over the peers in `pk` (from `picks`), and its
+    1-thread/`threads` scaling on products over 20 ms; None where a side is missing."""
+    u, s1, u1 = pk["ours"]("auto", threads, False), pk["ours"]("auto", threads, True), pk["ours"]("auto", 1, False)
+    peer, reuse, mkl_sorted_t = pk["best_peer"], pk["peer_reuse"], pk["mkl_sorted_t"]
+    return dict(
+        nr=peer["total_s"] / u["total_s"] if peer and u else None,
+        ru=reuse["reuse_s"] / u["reuse_s"] if reuse and u and u.get("reuse_s") else None,
+        so=mkl_sorted_t / s1["total_s"] if mkl_sorted_t and s1 else None,
+        sc=u1["total_s"] / u["total_s"] if u1 and u and u1["total_s"] > 0.020 else None,
+    )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+")
@@ -167,18 +200,9 @@ def main():
         ok = [r for r in prs if "error" not in r and r.get("total_s") is not None]
         if not any(r["lib"] == OURS for r in ok):
             continue
-        by = defaultdict(list)
-        for r in ok:
-            by[cfg_key(r)].append(r)
-        peers = [best(v) for k, v in by.items() if k[0] != OURS]
-        peers = [r for r in peers if r]
-        best_peer = best(peers)
-        peer_reuse = best([r for r in ok if r["lib"] != OURS], "reuse_s")
-        mkl = best(by.get(("mkl", "sp2m", threads, None), []))
-        mkl_sorted_t = (mkl["total_s"] + mkl["order_s"]) if mkl and mkl.get("order_s") is not None else None
-
-        def ours(alg, t, s):
-            return best(by.get((OURS, alg, t, s), []))
+        pk = picks(ok, threads)
+        by, peers, best_peer, peer_reuse = pk["by"], pk["peers"], pk["best_peer"], pk["peer_reuse"]
+        mkl, mkl_sorted_t, ours = pk["mkl"], pk["mkl_sorted_t"], pk["ours"]
 
         algs = sorted({r["alg"] for r in ok if r["lib"] == OURS}, key=lambda x: (x != "auto", x))
         label = f"{a} · {b}" if a != b else f"{a}²"
@@ -230,25 +254,8 @@ def main():
         auto_1u, auto_1s = ours("auto", 1, False), ours("auto", 1, True)
         singles_u = [ours(x, threads, False) for x in algs if x != "auto"]
         singles_s = [ours(x, threads, True) for x in algs if x != "auto"]
-        trials = []
-        for t in sorted({r["_trial"] for r in ok}, key=str):
-            tr = defaultdict(list)
-            for r in ok:
-                if r["_trial"] == t:
-                    tr[cfg_key(r)].append(r)
-            t_peer = best([best(v) for k, v in tr.items() if k[0] != OURS])
-            t_reuse = best([r for k, v in tr.items() if k[0] != OURS for r in v], "reuse_s")
-            t_mkl = best(tr.get(("mkl", "sp2m", threads, None), []))
-            t_u = best(tr.get((OURS, "auto", threads, False), []))
-            t_s = best(tr.get((OURS, "auto", threads, True), []))
-            t_1u = best(tr.get((OURS, "auto", 1, False), []))
-            trials.append(dict(
-                nr=t_peer["total_s"] / t_u["total_s"] if t_peer and t_u else None,
-                ru=t_reuse["reuse_s"] / t_u["reuse_s"] if t_reuse and t_u and t_u.get("reuse_s") else None,
-                so=(t_mkl["total_s"] + t_mkl["order_s"]) / t_s["total_s"]
-                if t_mkl and t_mkl.get("order_s") is not None and t_s else None,
-                sc=t_1u["total_s"] / t_u["total_s"] if t_1u and t_u and t_1u["total_s"] > 0.020 else None,
-            ))
+        trials = [speedups(picks([r for r in ok if r["_trial"] == t], threads), threads)
+                  for t in sorted({r["_trial"] for r in ok}, key=str)]
         summary.append(dict(
             trials=trials,
             label=label, best_peer=best_peer, peer_reuse=peer_reuse, mkl=mkl, mkl_sorted_t=mkl_sorted_t,

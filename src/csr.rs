@@ -165,7 +165,14 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
     /// wrapped value is caught by the bounds checks of the caller's workspace.
     #[inline(always)]
     pub fn col(&self, p: usize) -> usize {
-        self.col_indices[p].to_usize().wrapping_sub(self.base)
+        self.col_of(self.col_indices[p])
+    }
+
+    /// 0-based column of a raw index taken from this matrix (from [`Self::row_cols`] or
+    /// [`Self::row_entries`]); wraps like [`Self::col`].
+    #[inline(always)]
+    pub fn col_of(&self, raw: I) -> usize {
+        raw.to_usize().wrapping_sub(self.base)
     }
 
     /// Full O(nnz) check: offsets non-decreasing, every column index in range. Runs on the

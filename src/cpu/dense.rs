@@ -360,13 +360,12 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     let Some(cb) = cb else {
         let mark = &mut ws.mark[..];
         let mut stamp = ws.stamp;
-        let ab = a.base();
         for i in rows {
             stamp = next_stamp(stamp, mark);
             let mut f = 0usize;
             let mut n = 0usize;
             for &j in a.row_cols(i) {
-                let j = j.to_usize().wrapping_sub(ab);
+                let j = a.col_of(j);
                 let (s, e) = (b.row_start(j), b.row_start(j + 1));
                 f += e.wrapping_sub(s);
                 // `mark` is indexed by B's raw column index (it has k + base slots), which
@@ -397,7 +396,7 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
             let mut lw = 0u32;
             let mut acc = 0u64;
             for &j in a.row_cols(i) {
-                let j = j.to_usize().wrapping_sub(a.base());
+                let j = a.col_of(j);
                 f += b.row_len(j) as u64;
                 let r = cb.row(j);
                 for (&w, &m) in cb.words[r.clone()].iter().zip(&cb.bits[r]) {
@@ -417,7 +416,7 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
             }
         } else {
             for &j in a.row_cols(i) {
-                let j = j.to_usize().wrapping_sub(a.base());
+                let j = a.col_of(j);
                 f += b.row_len(j) as u64;
                 let r = cb.row(j);
                 for (&w, &m) in cb.words[r.clone()].iter().zip(&cb.bits[r]) {
@@ -766,7 +765,7 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     let cap = ws.row_cols.len();
     debug_assert!(cap >= 1 && ws.row_vals.len() == cap);
     let last = cap - 1;
-    let (a_base, b_base) = (a.base(), b.base());
+    let b_base = b.base();
     for i in rows {
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         let pos = &mut ws.pos[..];
@@ -781,7 +780,7 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
             Some((av, bv)) => {
                 let (a_cols, a_vals) = a.row_entries(i, av);
                 for (&j, &aij) in a_cols.iter().zip(a_vals) {
-                    let (b_row, b_vals) = b.row_entries(j.to_usize().wrapping_sub(a_base), bv);
+                    let (b_row, b_vals) = b.row_entries(a.col_of(j), bv);
                     for (&c, &bq) in b_row.iter().zip(b_vals) {
                         let c = c.to_usize().wrapping_sub(b_base);
                         let v = aij * bq;
@@ -800,7 +799,7 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
             }
             None => {
                 for &j in a.row_cols(i) {
-                    for &c in b.row_cols(j.to_usize().wrapping_sub(a_base)) {
+                    for &c in b.row_cols(a.col_of(j)) {
                         let c = c.to_usize().wrapping_sub(b_base);
                         if pos[c] == EMPTY {
                             row_cols[tw] = c as u32;
@@ -1078,11 +1077,11 @@ fn accumulate_row<V: Scalar, O: Idx, I: Idx>(
     bv: &[V],
     i: usize,
 ) -> usize {
-    let (a_base, b_base) = (a.base(), b.base());
+    let b_base = b.base();
     let mut t = 0usize;
     let (a_cols, a_vals) = a.row_entries(i, av);
     for (&j, &aij) in a_cols.iter().zip(a_vals) {
-        let (b_cols, b_vals) = b.row_entries(j.to_usize().wrapping_sub(a_base), bv);
+        let (b_cols, b_vals) = b.row_entries(a.col_of(j), bv);
         for (&c, &bq) in b_cols.iter().zip(b_vals) {
             let c = c.to_usize();
             let slot = &mut dense[c];

@@ -526,9 +526,9 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool>(
 ) -> bool {
     let neg0 = V::NEG_ZERO;
     let (a_cols, a_vals) = a.row_entries(i, av);
-    let (ab, bb) = (a.base(), b.base());
+    let bb = b.base();
     for (&j, &aij) in a_cols.iter().zip(a_vals) {
-        let (b_cols, b_vals) = b.row_entries(j.to_usize().wrapping_sub(ab), bv);
+        let (b_cols, b_vals) = b.row_entries(a.col_of(j), bv);
         for (&cq, &bq) in b_cols.iter().zip(b_vals) {
             dense[cq.to_usize().wrapping_sub(bb)] += aij * bq;
         }
