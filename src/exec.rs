@@ -342,6 +342,7 @@ impl PairOp for SymbolicOp<'_> {
             let symbolic_alg = select_symbolic(h.options.algorithm, k);
             let value_bytes = std::mem::size_of::<V>();
             let groups = RowGroups::detect(&a)?;
+            let prefetch = crate::cpu::prefetch::worth_it(&a, &b, caches().l2);
             let (mut counted, compressed, sym_inserts) = if symbolic_alg == Algorithm::Dense {
                 // Flops and row sizes in one pass; compression decided from a sample.
                 let est = compress::estimate(&a, &b);
@@ -349,8 +350,15 @@ impl PairOp for SymbolicOp<'_> {
                     Some(e) if e.pays(b.nnz()) => compress::compress_rows(&b)?,
                     _ => None,
                 };
-                let counted =
-                    dense::symbolic(&h.workspace, &a, &b, cb.as_ref(), groups.as_ref(), threads)?;
+                let counted = dense::symbolic(
+                    &h.workspace,
+                    &a,
+                    &b,
+                    cb.as_ref(),
+                    groups.as_ref(),
+                    threads,
+                    prefetch,
+                )?;
 
                 let inserts = match (&cb, est) {
                     (Some(_), Some(e)) => e.compressed as u64,
@@ -420,6 +428,7 @@ impl PairOp for SymbolicOp<'_> {
                 split: None,
                 hybrid: None,
                 row_groups: groups,
+                prefetch,
             })
         })
     }
@@ -693,6 +702,7 @@ impl PairOp for NumericOp<'_, '_> {
                             digests,
                             plan.row_groups.as_ref(),
                             base,
+                            plan.prefetch,
                             c,
                             vals,
                         )?;
@@ -711,6 +721,7 @@ impl PairOp for NumericOp<'_, '_> {
                         plan.max_row_nnz,
                         plan.sorted,
                         base,
+                        plan.prefetch,
                         c,
                         vals,
                     )?;

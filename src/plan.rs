@@ -64,6 +64,9 @@ pub struct Plan {
     /// together; `chunks` does not split them (None: too few; see
     /// [`crate::cpu::row_groups`]).
     pub row_groups: Option<crate::cpu::row_groups::RowGroups>,
+    /// Whether the CPU kernels prefetch the rows of B ahead (A's columns are scattered
+    /// and B exceeds the L2 cache; see [`crate::cpu::prefetch`]).
+    pub prefetch: bool,
 }
 
 /// Interior cache of a plan. The first numeric call runs the accumulator; a second call

@@ -107,19 +107,25 @@ fn every_type_and_base_combination() {
                     for cot in OFFSET_TYPES {
                         for cit in INDEX_TYPES {
                             let cb = (ab + bb + cot as usize) % 2;
-                            let h = handle(2, Algorithm::Auto, true);
-                            let ta = typed(&a, ot, it, vt, ab, true);
-                            let tb = typed(&b, ot, it, vt, bb, true);
-                            let f = OutputFormat {
-                                offsets: cot,
-                                indices: cit,
-                                base: cb,
-                            };
-                            let got = product(&h, &ta, &tb, f, true).unwrap();
-                            assert_eq!(
-                                got, want,
-                                "{ot:?} {it:?} {vt:?} bases {ab}{bb} -> C {cot:?} {cit:?} base {cb}"
-                            );
+                            // Every algorithm (not only the selector's pick on these
+                            // small inputs), sorted and unsorted in turn.
+                            for (t, alg) in ALGS.into_iter().enumerate() {
+                                let sorted = (t + cit as usize + ab).is_multiple_of(2);
+                                let h = handle(2, alg, sorted);
+                                let ta = typed(&a, ot, it, vt, ab, true);
+                                let tb = typed(&b, ot, it, vt, bb, true);
+                                let f = OutputFormat {
+                                    offsets: cot,
+                                    indices: cit,
+                                    base: cb,
+                                };
+                                let got = product(&h, &ta, &tb, f, true).unwrap();
+                                let got = if sorted { got } else { sort_rows(&got) };
+                                assert_eq!(
+                                    got, want,
+                                    "{alg:?} sorted {sorted}: {ot:?} {it:?} {vt:?} bases {ab}{bb} -> C {cot:?} {cit:?} base {cb}"
+                                );
+                            }
                         }
                     }
                 }
@@ -1864,5 +1870,82 @@ fn owned_results_in_recycled_arrays_match_the_reference() {
         drop(owned(&h, &a, &b, vt, true));
         let s3 = h.outputs.stats();
         assert_eq!((s3.held, s3.hits), (0, s2.hits));
+    }
+}
+
+/// A product whose plan prefetches B's rows (A's columns scattered, B larger than the L2
+/// cache; see `spgemm::cpu::prefetch`): every algorithm against the reference, and the
+/// dense kernels' first call, second call and replay (third call) on the same plan.
+#[test]
+fn prefetching_products_match_reference() {
+    let mut rng = Rng::new(41);
+    let s = Shape {
+        nrows: 3000,
+        ncols: 60_000,
+        max_row: 16,
+        empty_rows: 0.05,
+        duplicates: true,
+        unsorted: true,
+        zeros: 0.05,
+        ..Default::default()
+    };
+    let a = random(&mut rng, s);
+    let b = random(
+        &mut rng,
+        Shape {
+            nrows: 60_000,
+            ncols: 50_000,
+            ..s
+        },
+    );
+    let b_bytes = b.col.len() * 12 + b.nrows * 4;
+    let vt = ValueType::Float64;
+    let want = expected(&a, &b, vt, true);
+    for (it, base) in [(IndexType::Int32, 0usize), (IndexType::Int64, 1)] {
+        let f = OutputFormat {
+            offsets: it,
+            indices: it,
+            base,
+        };
+        let (ta, tb) = (
+            typed(&a, it, it, vt, base, true),
+            typed(&b, it, it, vt, base, true),
+        );
+        for alg in ALGS {
+            for sorted in [true, false] {
+                let h = handle(2, alg, sorted);
+                let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
+                if b_bytes > exec::caches().l2 {
+                    assert!(plan.prefetch, "{alg:?}: scattered A, B of {b_bytes} bytes");
+                }
+                let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                let mut val = ValueVec::zeroed(vt, plan.nnz()).unwrap();
+                for call in 0..3 {
+                    exec::numeric(
+                        &h,
+                        &plan,
+                        &ta.any(),
+                        &tb.any(),
+                        idx.as_mut(),
+                        Some(val.as_mut()),
+                    )
+                    .unwrap();
+                    let col: Vec<usize> = match &idx {
+                        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+                        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+                    };
+                    let ValueVec::F64(cv) = &val else {
+                        unreachable!()
+                    };
+                    let got = Out {
+                        ptr: plan.row_ptr.clone(),
+                        col,
+                        bits: cv.iter().map(|x| x.bits()).collect(),
+                    };
+                    let got = if sorted { got } else { sort_rows(&got) };
+                    assert_eq!(got, want, "{alg:?} sorted {sorted} {it:?} call {call}");
+                }
+            }
+        }
     }
 }

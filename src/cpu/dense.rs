@@ -49,6 +49,7 @@ use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::gustavson::{row_len_mismatch, split_at_bounds, value_pair};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
+use crate::cpu::prefetch;
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups, same_columns};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
@@ -105,6 +106,9 @@ pub struct DenseRows<V> {
     stamp: u32,
     /// Symbolic with compressed B: one bit per column of C; all zero between rows.
     bits: Vec<u64>,
+    /// The kernels prefetch the rows of B ahead (see [`crate::cpu::prefetch`]); set by
+    /// `prepare_symbolic` and `prepare_numeric` for the product at hand.
+    prefetch: bool,
     /// Symbolic: the words of `bits` the current row touched.
     touched: Vec<u32>,
 }
@@ -125,6 +129,7 @@ impl<V: Scalar> Default for DenseRows<V> {
             stamp: 0,
             bits: Vec::new(),
             touched: Vec::new(),
+            prefetch: false,
         }
     }
 }
@@ -132,7 +137,8 @@ impl<V: Scalar> Default for DenseRows<V> {
 impl<V: Scalar> DenseRows<V> {
     /// Sizes the symbolic arrays for `k` columns: the bit map (k/8 bytes) for a
     /// compressed B, the marks (4k bytes) otherwise.
-    pub fn prepare_symbolic(&mut self, k: usize, compressed: bool) -> Result<()> {
+    pub fn prepare_symbolic(&mut self, k: usize, compressed: bool, prefetch: bool) -> Result<()> {
+        self.prefetch = prefetch;
         if !compressed {
             // One more slot than columns: `count_rows` indexes by 0- or 1-based column.
             return try_grow(&mut self.mark, k + 1, 0, "dense symbolic marks");
@@ -152,7 +158,14 @@ impl<V: Scalar> DenseRows<V> {
     /// Sizes the numeric arrays for `k` columns (k <= u32::MAX, checked by the selector)
     /// and rows of up to `max_row` entries; with `sorted` also the order bit maps (k/8
     /// bytes and a 64th and 4096th of that: a 32nd of the slots).
-    pub fn prepare_numeric(&mut self, k: usize, max_row: usize, sorted: bool) -> Result<()> {
+    pub fn prepare_numeric(
+        &mut self,
+        k: usize,
+        max_row: usize,
+        sorted: bool,
+        prefetch: bool,
+    ) -> Result<()> {
+        self.prefetch = prefetch;
         try_grow(&mut self.pos, k, EMPTY, "dense accumulator slots")?;
         if sorted {
             self.prepare_order(k)?;
@@ -360,11 +373,16 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     let Some(cb) = cb else {
         let mark = &mut ws.mark[..];
         let mut stamp = ws.stamp;
+        let prefetch = ws.prefetch;
         for i in rows {
             stamp = next_stamp(stamp, mark);
             let mut f = 0usize;
             let mut n = 0usize;
-            for &j in a.row_cols(i) {
+            let p0 = a.row_start(i);
+            for (t, &j) in a.row_cols(i).iter().enumerate() {
+                if prefetch {
+                    prefetch::ahead(a, b, None, p0 + t);
+                }
                 let j = a.col_of(j);
                 let (s, e) = (b.row_start(j), b.row_start(j + 1));
                 f += e.wrapping_sub(s);
@@ -766,6 +784,7 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     debug_assert!(cap >= 1 && ws.row_vals.len() == cap);
     let last = cap - 1;
     let b_base = b.base();
+    let prefetch = ws.prefetch;
     for i in rows {
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         let pos = &mut ws.pos[..];
@@ -779,7 +798,11 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
         match values {
             Some((av, bv)) => {
                 let (a_cols, a_vals) = a.row_entries(i, av);
-                for (&j, &aij) in a_cols.iter().zip(a_vals) {
+                let p0 = a.row_start(i);
+                for (q, (&j, &aij)) in a_cols.iter().zip(a_vals).enumerate() {
+                    if prefetch {
+                        prefetch::ahead(a, b, Some(bv), p0 + q);
+                    }
                     let (b_row, b_vals) = b.row_entries(a.col_of(j), bv);
                     for (&c, &bq) in b_row.iter().zip(b_vals) {
                         let c = c.to_usize().wrapping_sub(b_base);
@@ -1418,6 +1441,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     cb: Option<&CompressedRows>,
     groups: Option<&RowGroups>,
     threads: usize,
+    prefetch: bool,
 ) -> Result<Counted> {
     let m = a.nrows();
     let k = b.ncols();
@@ -1452,7 +1476,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             .map(|((np, fp), w)| {
                 pool.with(|ws| {
                     let acc = ws.dense_rows::<V>();
-                    acc.prepare_symbolic(k, cb.is_some())?;
+                    acc.prepare_symbolic(k, cb.is_some(), prefetch)?;
                     Ok(count_rows(acc, a, b, cb, groups, w[0]..w[1], np, fp))
                 })
             })
@@ -1540,12 +1564,14 @@ mod tests {
         cb: Option<&CompressedRows>,
     ) -> (Vec<usize>, Vec<u64>) {
         let mut ws = DenseRows::<f64>::default();
-        ws.prepare_symbolic(a.ncols(), cb.is_some()).unwrap();
+        ws.prepare_symbolic(a.ncols(), cb.is_some(), false).unwrap();
         let m = a.nrows();
         let (mut nnz, mut flops) = (vec![0; m], vec![0; m]);
-        // Twice over the same workspace: the second pass runs on reset state. Then row by
-        // row, for the flops of each row (one-row blocks).
-        for _ in 0..2 {
+        // Twice over the same workspace: the second pass runs on reset state (and with the
+        // prefetches of B's rows, which change no count). Then row by row, for the flops
+        // of each row (one-row blocks).
+        for pass in 0..2 {
+            ws.prefetch = pass == 1;
             let nb = m.div_ceil(FLOP_BLOCK);
             let mut blocks = vec![0u64; nb];
             let t = count_rows(&mut ws, a, a, cb, None, 0..m, &mut nnz, &mut blocks);
@@ -1613,7 +1639,7 @@ mod tests {
     /// against a sort and the state left behind, and returns the path taken.
     fn emit_checked(ws: &mut DenseRows<f64>, k: usize, first_touch: &[u32]) -> OrderPath {
         let n = first_touch.len();
-        ws.prepare_numeric(k, n, true).unwrap();
+        ws.prepare_numeric(k, n, true, false).unwrap();
         let mut want = first_touch.to_vec();
         want.sort_unstable();
         let mut paths = Vec::new();
@@ -1765,12 +1791,12 @@ mod tests {
             fill_rows(ws, &a, &a, None, 0..n, rp, sorted, 0, &mut c, Some(&mut v)).map(|()| (c, v))
         };
         // A plan that claims one entry fewer in row 7 (and a too small bound), then one more.
-        ws.prepare_numeric(n, max_row - 1, true).unwrap();
+        ws.prepare_numeric(n, max_row - 1, true, false).unwrap();
         let mut short = row_ptr.clone();
         short[8..].iter_mut().for_each(|r| *r -= 1);
         let e = run(&mut ws, &short, false).unwrap_err();
         assert_eq!(e.status, Status::PlanMismatch);
-        ws.prepare_numeric(n, max_row + 1, true).unwrap();
+        ws.prepare_numeric(n, max_row + 1, true, true).unwrap();
         let mut long = row_ptr.clone();
         long[8..].iter_mut().for_each(|r| *r += 1);
         assert_eq!(
@@ -1838,7 +1864,8 @@ mod tests {
             let mut value_ws = DenseRows::<f64>::default();
             for (sorted, with_vals) in [(false, true), (true, true), (true, false), (false, false)]
             {
-                slot_ws.prepare_numeric(n, max_row, sorted).unwrap();
+                // The prefetches of B's rows change no sum: on for half the cases.
+                slot_ws.prepare_numeric(n, max_row, sorted, sorted).unwrap();
                 value_ws
                     .prepare_by_value(n, max_row, sorted, with_vals)
                     .unwrap();

@@ -223,6 +223,7 @@ fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
     max_row_nnz: usize,
     sorted: bool,
     c_base: usize,
+    prefetch: bool,
     cp: &mut [J],
     vp: Option<&mut [V]>,
 ) -> Result<()> {
@@ -230,7 +231,7 @@ fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
     match kind {
         AccKind::Dense => {
             let acc = ws.dense_rows::<V>();
-            acc.prepare_numeric(k, max_row_nnz, sorted)?;
+            acc.prepare_numeric(k, max_row_nnz, sorted, prefetch)?;
             dense::fill_rows(acc, a, b, groups, rows, row_ptr, sorted, c_base, cp, vp)
         }
         AccKind::DenseByValue => {
@@ -265,6 +266,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
     max_row_nnz: usize,
     sorted: bool,
     c_base: usize,
+    prefetch: bool,
     cols: &mut [J],
     vals: Option<&mut [V]>,
 ) -> Result<()> {
@@ -286,6 +288,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
                     max_row_nnz,
                     sorted,
                     c_base,
+                    prefetch,
                     cp,
                     vp,
                 )
@@ -384,6 +387,7 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool>(
     rows: std::ops::Range<usize>,
     row_ptr: &[usize],
     c_base: usize,
+    prefetch: bool,
     cols: &[J],
     vals: Option<&mut [V]>,
     want: u64,
@@ -397,8 +401,18 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool>(
     for i in rows {
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         let row = &cols[s..e];
-        in_range &=
-            replay_row::<V, O, I, J, STREAM>(dense, a, b, av, bv, i, c_base, row, &mut vals[s..e]);
+        in_range &= replay_row::<V, O, I, J, STREAM>(
+            dense,
+            a,
+            b,
+            av,
+            bv,
+            i,
+            c_base,
+            prefetch,
+            row,
+            &mut vals[s..e],
+        );
         // Row by row (the row is in L1 after the gather). Rows are not aligned to pairs,
         // so the chunk's digest is the same only because positions, not pairs, key it:
         // the pairing restarts at each row.
@@ -449,8 +463,9 @@ fn replay_rows_grouped<V: Scalar, O: Idx, I: Idx, J: Idx>(
             for i in g {
                 let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
                 let (row, out) = (&cols[s..e], &mut vals[s..e]);
-                in_range &=
-                    replay_row::<V, O, I, J, false>(dense, a, b, av, bv, i, c_base, row, out);
+                in_range &= replay_row::<V, O, I, J, false>(
+                    dense, a, b, av, bv, i, c_base, false, row, out,
+                );
                 digest.extend(&cols[s..e]);
             }
             continue;
@@ -521,13 +536,18 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool>(
     bv: &[V],
     i: usize,
     c_base: usize,
+    prefetch: bool,
     row: &[J],
     vals: &mut [V],
 ) -> bool {
     let neg0 = V::NEG_ZERO;
     let (a_cols, a_vals) = a.row_entries(i, av);
     let bb = b.base();
-    for (&j, &aij) in a_cols.iter().zip(a_vals) {
+    let p0 = a.row_start(i);
+    for (t, (&j, &aij)) in a_cols.iter().zip(a_vals).enumerate() {
+        if prefetch {
+            crate::cpu::prefetch::ahead(a, b, Some(bv), p0 + t);
+        }
         let (b_cols, b_vals) = b.row_entries(a.col_of(j), bv);
         for (&cq, &bq) in b_cols.iter().zip(b_vals) {
             dense[cq.to_usize().wrapping_sub(bb)] += aij * bq;
@@ -607,6 +627,7 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     digests: &[u64],
     groups: Option<&RowGroups>,
     c_base: usize,
+    prefetch: bool,
     cols: &mut [J],
     vals: Option<&mut [V]>,
 ) -> Result<ReplayReport> {
@@ -665,11 +686,11 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                     let (r, vals) = (rows.clone(), vp.as_deref_mut());
                     let ok = if streamed {
                         replay_rows::<V, O, I, J, true>(
-                            dense, a, b, r, row_ptr, c_base, cp, vals, want,
+                            dense, a, b, r, row_ptr, c_base, prefetch, cp, vals, want,
                         )
                     } else {
                         replay_rows::<V, O, I, J, false>(
-                            dense, a, b, r, row_ptr, c_base, cp, vals, want,
+                            dense, a, b, r, row_ptr, c_base, prefetch, cp, vals, want,
                         )
                     };
                     if ok {
@@ -691,6 +712,7 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                     max_row_nnz,
                     sorted,
                     c_base,
+                    prefetch,
                     cp,
                     vp,
                 )
@@ -788,7 +810,8 @@ mod tests {
         }
         let chunks = [0, m / 2, m];
         let digests = chunk_digests(&chunks, &row_ptr, &cols);
-        let run = |stream: bool, cols: &[J]| {
+        // With and without the prefetches of B's rows (the same sums either way).
+        let run = |stream: bool, pf: bool, cols: &[J]| {
             let mut store = vec![V::from_f64(7.0); cols.len() + offset];
             let vals = &mut store[offset..];
             let mut dense = vec![V::NEG_ZERO; n];
@@ -798,9 +821,13 @@ mod tests {
                 let (c, v) = (&cols[s..e], Some(&mut vals[s..e]));
                 let (r, d) = (w[0]..w[1], digests[t]);
                 ok &= if stream {
-                    replay_rows::<V, J, J, J, true>(&mut dense, &a, &b, r, &row_ptr, base, c, v, d)
+                    replay_rows::<V, J, J, J, true>(
+                        &mut dense, &a, &b, r, &row_ptr, base, pf, c, v, d,
+                    )
                 } else {
-                    replay_rows::<V, J, J, J, false>(&mut dense, &a, &b, r, &row_ptr, base, c, v, d)
+                    replay_rows::<V, J, J, J, false>(
+                        &mut dense, &a, &b, r, &row_ptr, base, pf, c, v, d,
+                    )
                 };
             }
             let reset = dense.iter().all(|&x| bits(x) == bits(V::NEG_ZERO));
@@ -808,21 +835,27 @@ mod tests {
         };
         let what = format!("seed {seed} base {base} sorted {sorted} offset {offset}");
         assert!(cols.len() > 1000, "{what}: C too small ({})", cols.len());
-        for stream in [true, false] {
+        for (stream, pf) in [(true, false), (false, false), (true, true), (false, true)] {
             assert_eq!(
-                run(stream, &cols),
+                run(stream, pf, &cols),
                 (true, true, want.clone()),
-                "{what} {stream}"
+                "{what} {stream} {pf}"
             );
             // A changed column (still in range) fails the digest of its chunk.
             let mut changed = cols.clone();
             let t = cols.len() * 3 / 4;
             changed[t] = ix::<J>((changed[t].to_usize() - base + 1) % n + base);
-            assert!(!run(stream, &changed).0, "{what} {stream}: changed column");
+            assert!(
+                !run(stream, pf, &changed).0,
+                "{what} {stream}: changed column"
+            );
             // A column out of range is reported, not followed.
             let mut far = cols.clone();
             far[t / 3] = ix::<J>(n + base + 5);
-            assert!(!run(stream, &far).0, "{what} {stream}: column out of range");
+            assert!(
+                !run(stream, pf, &far).0,
+                "{what} {stream}: column out of range"
+            );
         }
     }
 

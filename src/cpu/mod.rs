@@ -7,6 +7,7 @@ pub mod compress;
 pub mod dense;
 pub mod gustavson;
 pub mod partition;
+pub mod prefetch;
 pub mod row_groups;
 pub mod sort;
 pub mod spmm;

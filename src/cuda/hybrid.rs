@@ -218,6 +218,7 @@ pub fn symbolic(
             gpu_flops,
         })),
         row_groups: None,
+        prefetch: false,
     })
 }
 

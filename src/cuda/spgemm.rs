@@ -531,6 +531,7 @@ fn whole_plan(
         split: None,
         hybrid: None,
         row_groups: None,
+        prefetch: false,
     })
 }
 
