@@ -16,7 +16,9 @@
 # Environment knobs:
 #   REPS (timed repetitions after 1 warm-up, default 5), HEAVY_RE (regex of labels run
 #   with HEAVY_REPS, default 'rmat'), HEAVY_REPS (default 2), ONLY (regex on labels),
-#   THREADS (default 2), TRIALS (default 1), TMO (timeout per call, s, default 900),
+#   THREADS (default 2), TRIALS (default 1), HEAVY_TRIALS (the products matching
+#   HEAVY_RE run in trials 1..HEAVY_TRIALS only, default all: one slow product need not
+#   triple a three-trial run), TMO (timeout per call, s, default 900),
 #   ANCHORS (peer drivers' folder, default /work/anchors; drivers in $ANCHORS/bin),
 #   PEERS (default "mkl graphblas kk"; empty = only ours), OURS=0 (peers only),
 #   MKL_ALGS (MKL stages timed, default sp2m,sp2m_noval,sp2m_full,spmm),
@@ -26,7 +28,10 @@
 #   OUTPUT (caller|owned, default caller: fresh caller arrays for every product, as MKL's
 #   driver gets a fresh C from MKL; owned: C is a library-owned result whose arrays come
 #   from the handle's cache of destroyed results, as in a loop of spgemm_multiply calls;
-#   see spgemm-bench --output).
+#   see spgemm-bench --output), REPORT (a path: after the run, write the report of OUT
+#   there with scripts/perf_report.py, so one run of this script makes the whole
+#   docs/PERFORMANCE.md), REPORT_ARGS (more arguments for perf_report.py, e.g.
+#   "--baseline OLD.jsonl"; the title and a note go in REPORT_TITLE and REPORT_NOTE).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 MATDIR=${1:-/work/data/matrices}
@@ -37,6 +42,11 @@ HEAVY_REPS=${HEAVY_REPS:-2}
 ONLY=${ONLY:-.}
 THREADS=${THREADS:-2}
 TRIALS=${TRIALS:-1}
+HEAVY_TRIALS=${HEAVY_TRIALS:-$TRIALS}
+REPORT=${REPORT:-}
+REPORT_ARGS=${REPORT_ARGS:-}
+REPORT_TITLE=${REPORT_TITLE:-}
+REPORT_NOTE=${REPORT_NOTE:-}
 TMO=${TMO:-900}
 ANCHORS=${ANCHORS:-/work/anchors}
 PEERS=${PEERS-mkl graphblas kk}
@@ -88,7 +98,7 @@ GIT=$(cd "$HERE" && git rev-parse --short HEAD 2>/dev/null)$(cd "$HERE" && git d
 printf '{"bench":"meta","date":"%s","cmd":%s,"env":%s,"nproc":%s,"cpu":%s,"mem_gib":%s,"git":"%s","matdir":%s}\n' \
   "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   "$(json_escape "scripts/bench_spgemm.sh $MATDIR $OUT")" \
-  "$(json_escape "REPS=$REPS HEAVY_REPS=$HEAVY_REPS HEAVY_RE=$HEAVY_RE THREADS=$THREADS TRIALS=$TRIALS ONLY=$ONLY VALIDATE=$VALIDATE OUTPUT=$OUTPUT PEERS=$PEERS MKL_ALGS=$MKL_ALGS")" \
+  "$(json_escape "REPS=$REPS HEAVY_REPS=$HEAVY_REPS HEAVY_RE=$HEAVY_RE THREADS=$THREADS TRIALS=$TRIALS HEAVY_TRIALS=$HEAVY_TRIALS ONLY=$ONLY VALIDATE=$VALIDATE OUTPUT=$OUTPUT PEERS=$PEERS MKL_ALGS=$MKL_ALGS")" \
   "$NCPU" "$(json_escape "$CPU")" "$(awk '/MemTotal/{printf "%.1f", $2/1048576}' /proc/meminfo)" \
   "$GIT" "$(json_escape "$MATDIR")" >> "$OUT"
 
@@ -126,7 +136,10 @@ for trial in $(seq 1 "$TRIALS"); do
     pa="$MATDIR/$A.mtx"
     if [ "$B" = "A" ]; then pb=A; bn=$A; else pb="$MATDIR/$B.mtx"; bn=$B; fi
     reps=$REPS
-    [[ "$label" =~ $HEAVY_RE ]] && reps=$HEAVY_REPS
+    if [[ "$label" =~ $HEAVY_RE ]]; then
+      [ "$trial" -le "$HEAVY_TRIALS" ] || continue
+      reps=$HEAVY_REPS
+    fi
     echo "== trial $trial: $label reps=$reps" | tee -a "$LOG" >&2
     for p in $PEERS; do
       case $p in
@@ -158,3 +171,14 @@ for trial in $(seq 1 "$TRIALS"); do
   done < "$MATDIR/products.txt"
 done
 echo "[bench] wrote $OUT (log $LOG)" >&2
+if [ -n "$REPORT" ]; then
+  args=("$OUT")
+  # Word splitting of REPORT_ARGS is intended (several options).
+  # shellcheck disable=SC2206
+  args+=($REPORT_ARGS)
+  [ -n "$REPORT_TITLE" ] && args+=(--title "$REPORT_TITLE")
+  [ -n "$REPORT_NOTE" ] && args+=(--note "$REPORT_NOTE")
+  python3 "$HERE/scripts/perf_report.py" "${args[@]}" > "$REPORT.tmp" && mv "$REPORT.tmp" "$REPORT" \
+    || die "perf_report.py failed (report left in $REPORT.tmp)"
+  echo "[bench] wrote $REPORT" >&2
+fi

@@ -132,6 +132,9 @@ impl Plan {
             s.push_str(&g.describe());
             s.push('\n');
         }
+        if self.prefetch {
+            s.push_str("prefetch: rows of B (scattered columns of A)\n");
+        }
         if let Some(sp) = &self.split {
             s.push_str(&sp.describe());
             s.push('\n');

@@ -1917,6 +1917,7 @@ fn prefetching_products_match_reference() {
                 let plan = exec::symbolic(&h, &ta.any(), &tb.any(), f).unwrap();
                 if b_bytes > exec::caches().l2 {
                     assert!(plan.prefetch, "{alg:?}: scattered A, B of {b_bytes} bytes");
+                    assert!(plan.describe().contains("prefetch"));
                 }
                 let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
                 let mut val = ValueVec::zeroed(vt, plan.nnz()).unwrap();

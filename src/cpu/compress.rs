@@ -5,6 +5,12 @@
 //! Two-step decision: the compressed flop count f_m' is computed first (one pass over B
 //! for the compressed row lengths, fused with the flop count over A); B is compressed
 //! only if f_m' is more than 15% below f_m.
+//!
+//! Words of 64 columns, not 32: with 32-bit words (4 bytes less per pair) B has 3-37%
+//! more pairs on the benchmark inputs, and the dense symbolic count, whose cost is per
+//! pair, took 8-35% longer on every one of eight inputs in a C model of it (for example
+//! lap3d_27pt_42 squared 18.4 against 13.8 ms, sa_elast R*(AP) 6.4 against 4.8; building
+//! the compressed B took about the same). Figures: docs/perf-raw/spgemm15-session15-models.md.
 
 use rayon::prelude::*;
 

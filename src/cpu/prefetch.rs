@@ -16,7 +16,8 @@
 //! / 32; `sa_poisson` R*(AP): 16.6 / 13.9, 20.7 / 18.0, 10.6 / 9.8. Distances 8 and 16
 //! were 5-15% slower than 4 on `er_uniform`. On the stencil-like products the prefetches
 //! only cost (1-6%: `elast2d`, `lap3d_27pt`, `sa_poisson` A*P), and neutral on `sa_elast`
-//! R*(AP) and on `rect` (B of 600 KB stays in L2): [`worth_it`] turns them on only where
+//! R*(AP) and on `rect` (B of 600 KB stays in L2), and the library's symbolic phase was
+//! slower with them on `rmat_16` (long rows of B): [`worth_it`] turns them on only where
 //! they pay.
 
 use crate::csr::CsrRef;
@@ -38,9 +39,17 @@ const NEAR_COLUMNS: usize = 16;
 /// `sa_poisson` R*(AP) (16% faster), 0.97-1.00 `rect`, `rmat_16`, `er_uniform_200k`.
 const FAR_FRACTION: f64 = 0.25;
 
+/// Rows of B longer than this on average are not prefetched: the wait for a row's start
+/// is then shared by many products, and the hardware follows the row itself. Measured on
+/// `rmat_16` squared (27.7 entries per row of B, far fraction 1.0; 2 threads, three
+/// alternating rounds): symbolic 0.52-0.66 s with prefetches against 0.46-0.52 without,
+/// numeric and reuse unchanged. `er_uniform_200k` has 8, `sa_poisson` AP 8.7.
+const MAX_MEAN_ROW: usize = 16;
+
 /// Whether the kernels of A*B should prefetch B's rows: B does not fit in the private L2
-/// cache (`l2` bytes) and consecutive rows of A mostly use columns far apart (sampled:
-/// entry t of row i against entry t of row i - 1, for blocks of rows spread over A).
+/// cache (`l2` bytes), its rows are short (at most [`MAX_MEAN_ROW`] entries on average)
+/// and consecutive rows of A mostly use columns far apart (sampled: entry t of row i
+/// against entry t of row i - 1, for blocks of rows spread over A).
 pub fn worth_it<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -48,7 +57,7 @@ pub fn worth_it<O: Idx, I: Idx, V: Scalar>(
 ) -> bool {
     let b_bytes = b.nnz() * (std::mem::size_of::<I>() + std::mem::size_of::<V>())
         + b.nrows() * std::mem::size_of::<O>();
-    if b_bytes <= l2 {
+    if b_bytes <= l2 || b.nnz() > MAX_MEAN_ROW.saturating_mul(b.nrows()) {
         return false;
     }
     far_fraction(a) >= FAR_FRACTION
@@ -119,5 +128,78 @@ pub(crate) fn ahead<O: Idx, I: Idx, V: Scalar>(
                 line(bv, s);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An n x n matrix with `per_row` entries per row: a band (columns i-1, i, i+1, ...)
+    /// or columns from a multiplicative hash of (i, t) (scattered), 0- or 1-based.
+    fn matrix(n: usize, per_row: usize, scattered: bool, base: usize) -> (Vec<i32>, Vec<i32>) {
+        let mut offs = vec![base as i32];
+        let mut cols = Vec::new();
+        for i in 0..n {
+            let mut row: Vec<usize> = (0..per_row)
+                .map(|t| {
+                    if scattered {
+                        ((i * per_row + t) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize
+                            >> 7
+                    } else {
+                        i + t
+                    }
+                })
+                .map(|c| c % n)
+                .collect();
+            row.sort_unstable();
+            row.dedup();
+            cols.extend(row.iter().map(|&c| (c + base) as i32));
+            offs.push((cols.len() + base) as i32);
+        }
+        (offs, cols)
+    }
+
+    #[test]
+    fn decision_follows_locality_size_and_row_length() {
+        for base in [0, 1] {
+            let n = 20_000;
+            let (bo, bc) = matrix(n, 8, false, base);
+            let band = CsrRef::<i32, i32, f64>::new(n, n, base, &bo, &bc, None).unwrap();
+            let (so, sc) = matrix(n, 8, true, base);
+            let scat = CsrRef::<i32, i32, f64>::new(n, n, base, &so, &sc, None).unwrap();
+            assert!(far_fraction(&band) < 0.05, "{}", far_fraction(&band));
+            assert!(far_fraction(&scat) > 0.9, "{}", far_fraction(&scat));
+            // B of 20000 rows of 8 entries: 12 bytes each plus the offsets.
+            let b_bytes = 8 * n * 12 + n * 4;
+            assert!(worth_it(&scat, &band, b_bytes - 1));
+            assert!(!worth_it(&scat, &band, b_bytes), "B fits the L2 cache");
+            assert!(!worth_it(&band, &scat, 1), "A's rows use neighbouring rows of B");
+            // Long rows of B: the row's own stream hides the wait for its start.
+            let (lo, lc) = matrix(n, 40, false, base);
+            let long = CsrRef::<i32, i32, f64>::new(n, n, base, &lo, &lc, None).unwrap();
+            assert!(!worth_it(&scat, &long, 1));
+        }
+        // Too few rows to compare: nothing sampled, never prefetched.
+        let (o, c) = matrix(1, 3, true, 0);
+        let one = CsrRef::<i32, i32, f64>::new(1, 1, 0, &o, &c, None).unwrap();
+        assert_eq!(far_fraction(&one), 0.0);
+    }
+
+    #[test]
+    fn ahead_stays_within_the_arrays() {
+        // Every position, including the last entries whose look-ahead runs past A's end,
+        // and rows of B that are empty.
+        let n = 50;
+        let (o, c) = matrix(n, 3, true, 1);
+        let a = CsrRef::<i32, i32, f64>::new(n, n, 1, &o, &c, None).unwrap();
+        let empty_offs = vec![1i32; n + 1];
+        let b = CsrRef::<i32, i32, f64>::new(n, n, 1, &empty_offs, &[], None).unwrap();
+        let vals = vec![1.0f64; 0];
+        for p in 0..a.nnz() + 3 {
+            ahead(&a, &a, None, p);
+            ahead(&a, &b, Some(&vals), p);
+        }
+        line::<u8>(&[], 0);
     }
 }
