@@ -187,6 +187,61 @@ mod tests {
         assert_eq!(balanced_chunks(&[0, 0], 4), vec![0, 1]);
     }
 
+    /// Chunks are balanced by work (flops plus one per row), not by row count: every
+    /// chunk's work is within one row's work of the even share, on skewed profiles (a
+    /// heavy head, power-law rows, a run of empty rows).
+    #[test]
+    fn chunks_share_flops_evenly() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let m = 20_000usize;
+        for shape in 0..3 {
+            let flops: Vec<u64> = (0..m)
+                .map(|i| match shape {
+                    0 => {
+                        if i < m / 10 {
+                            500
+                        } else {
+                            5
+                        }
+                    }
+                    1 => 1_000_000 / (1 + next() % 1000),
+                    _ => {
+                        if (m / 4..m / 2).contains(&i) {
+                            0
+                        } else {
+                            1 + next() % 40
+                        }
+                    }
+                })
+                .collect();
+            let mut prefix = vec![0u64; m + 1];
+            for i in 0..m {
+                prefix[i + 1] = prefix[i] + flops[i];
+            }
+            let work = |i: usize| prefix[i] + i as u64;
+            let max_row = flops.iter().max().unwrap() + 1;
+            for t in [1, 2, 3, 8] {
+                let b = balanced_chunks(&prefix, t);
+                let parts = b.len() - 1;
+                assert_eq!(parts, t * 8, "shape {shape} threads {t}");
+                let share = work(m) / parts as u64;
+                for w in b.windows(2) {
+                    let chunk = work(w[1]) - work(w[0]);
+                    assert!(
+                        chunk.abs_diff(share) <= max_row,
+                        "shape {shape} threads {t}: chunk {w:?} has {chunk}, share {share}"
+                    );
+                }
+            }
+        }
+    }
+
     /// The blocked search gives exactly the boundaries of the per-row one, whatever the
     /// block size (runs of empty rows, one heavy row, rows fewer than parts or a block).
     #[test]

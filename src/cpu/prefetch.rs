@@ -144,8 +144,7 @@ mod tests {
             let mut row: Vec<usize> = (0..per_row)
                 .map(|t| {
                     if scattered {
-                        ((i * per_row + t) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize
-                            >> 7
+                        ((i * per_row + t) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 7
                     } else {
                         i + t
                     }
@@ -174,7 +173,10 @@ mod tests {
             let b_bytes = 8 * n * 12 + n * 4;
             assert!(worth_it(&scat, &band, b_bytes - 1));
             assert!(!worth_it(&scat, &band, b_bytes), "B fits the L2 cache");
-            assert!(!worth_it(&band, &scat, 1), "A's rows use neighbouring rows of B");
+            assert!(
+                !worth_it(&band, &scat, 1),
+                "A's rows use neighbouring rows of B"
+            );
             // Long rows of B: the row's own stream hides the wait for its start.
             let (lo, lc) = matrix(n, 40, false, base);
             let long = CsrRef::<i32, i32, f64>::new(n, n, base, &lo, &lc, None).unwrap();
