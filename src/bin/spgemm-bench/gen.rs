@@ -511,11 +511,13 @@ fn p1_local(v: [[f64; 3]; 4], lame: f64, mu: f64) -> [[f64; 12]; 12] {
         }
     }
     let mut c = [[0f64; 6]; 6];
-    for i in 0..3 {
-        for j in 0..3 {
-            c[i][j] = lame + if i == j { 2.0 * mu } else { 0.0 };
+    for (i, row) in c.iter_mut().enumerate().take(3) {
+        for (j, x) in row.iter_mut().enumerate().take(3) {
+            *x = lame + if i == j { 2.0 * mu } else { 0.0 };
         }
-        c[3 + i][3 + i] = mu;
+    }
+    for (i, row) in c.iter_mut().enumerate().skip(3) {
+        row[i] = mu;
     }
     let mut rtc = [[0f64; 6]; 12];
     for i in 0..12 {
@@ -694,6 +696,8 @@ pub fn banded(n: usize, offsets: &[i64], seed: u64) -> Csr {
 // ------------------------------------------------------------ smoothed aggregation
 
 /// One smoothed-aggregation level: P, R = Pᵀ, AP = A*P, plus what the tests look at.
+// The fields after `ap` are read by the tests only.
+#[cfg_attr(not(test), allow(dead_code))]
 pub struct SaLevel {
     pub p: Csr,
     pub r: Csr,
@@ -879,10 +883,10 @@ fn tridiagonal_max(alpha: &[f64], beta: &[f64]) -> (f64, Vec<f64>) {
     let k = alpha.len();
     let off = |i: usize| if i < beta.len() { beta[i].abs() } else { 0.0 };
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for i in 0..k {
+    for (i, &al) in alpha.iter().enumerate() {
         let r = off(i) + if i > 0 { off(i - 1) } else { 0.0 };
-        lo = lo.min(alpha[i] - r);
-        hi = hi.max(alpha[i] + r);
+        lo = lo.min(al - r);
+        hi = hi.max(al + r);
     }
     // Number of eigenvalues below x.
     let below = |x: f64| {
@@ -1016,9 +1020,9 @@ pub fn sa_level(a_full: &Csr, a: &Csr, b: &[Vec<f64>], seed: u64) -> SaLevel {
     let w = (4.0 / 3.0) / rho;
     // D_inv_S = w * (D^-1 A); P = T - D_inv_S T.
     let mut s = a_full.clone();
-    for i in 0..s.nrows {
+    for (i, &di) in dinv.iter().enumerate() {
         for p in s.row(i) {
-            s.val[p] = w * (s.val[p] * dinv[i]);
+            s.val[p] = w * (s.val[p] * di);
         }
     }
     let st = multiply(&s, &t);
@@ -1127,4 +1131,314 @@ pub fn products(present: &[String]) -> Vec<(String, String, String)> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dense(a: &Csr) -> Vec<Vec<f64>> {
+        let mut d = vec![vec![0f64; a.ncols]; a.nrows];
+        for (i, row) in d.iter_mut().enumerate() {
+            for p in a.row(i) {
+                row[a.col[p] as usize] += a.val[p];
+            }
+        }
+        d
+    }
+
+    fn sorted_rows(a: &Csr) -> bool {
+        (0..a.nrows).all(|i| a.col[a.row(i)].windows(2).all(|w| w[0] < w[1]))
+    }
+
+    /// Exact symmetry of values (tol = 0) or up to `tol` relative to the largest entry.
+    fn assert_symmetric(a: &Csr, tol: f64) {
+        assert_eq!(a.nrows, a.ncols);
+        let (d, t) = (dense(a), dense(&transpose(a)));
+        let big = a.val.iter().fold(0f64, |m, v| m.max(v.abs()));
+        for i in 0..a.nrows {
+            for j in 0..a.ncols {
+                assert!(
+                    (d[i][j] - t[i][j]).abs() <= tol * big,
+                    "({i},{j}): {} vs {}",
+                    d[i][j],
+                    t[i][j]
+                );
+            }
+        }
+    }
+
+    fn row_sum(a: &Csr, i: usize) -> f64 {
+        a.row(i).map(|p| a.val[p]).sum()
+    }
+
+    #[test]
+    fn laplacians_have_the_stencil_nnz_and_row_sums() {
+        for n in [2usize, 3, 5] {
+            let a = lap3d_7pt(n);
+            assert_eq!(a.nrows, n * n * n);
+            assert_eq!(a.nnz(), 7 * n * n * n - 6 * n * n);
+            assert!(sorted_rows(&a));
+            assert_symmetric(&a, 0.0);
+            // Row sum = number of neighbours cut off by the boundary.
+            for x in 0..n {
+                for y in 0..n {
+                    for z in 0..n {
+                        let cut = [x, y, z]
+                            .iter()
+                            .map(|&c| (c == 0) as usize + (c == n - 1) as usize)
+                            .sum::<usize>();
+                        assert_eq!(row_sum(&a, (x * n + y) * n + z), cut as f64);
+                    }
+                }
+            }
+            let b = lap3d_27pt(n);
+            assert_eq!(b.nnz(), (3 * n - 2).pow(3));
+            assert!(sorted_rows(&b));
+            assert_symmetric(&b, 0.0);
+            let inner = ((n / 2) * n + n / 2) * n + n / 2;
+            if n >= 3 {
+                assert_eq!(row_sum(&b, inner), 0.0);
+            }
+            assert!((0..b.nrows).all(|i| row_sum(&b, i) >= 0.0));
+        }
+    }
+
+    #[test]
+    fn elasticity_2d_is_symmetric_with_q1_structure() {
+        let n = 4;
+        let a = elasticity_2d(n);
+        assert_eq!(a.nrows, 2 * n * n);
+        assert!(sorted_rows(&a));
+        assert_symmetric(&a, 0.0);
+        // Interior node (1,1) of the restricted grid couples to its 9-node neighbourhood:
+        // 18 structural entries per dof row (2 x 9), zeros included.
+        let node = n + 1;
+        assert_eq!(a.row(2 * node).len(), 18);
+        // Positive diagonal; rigid translation in x leaves no force on a node whose
+        // neighbours are all free (the interior of the restricted grid).
+        let d = dense(&a);
+        assert!((0..a.nrows).all(|i| d[i][i] > 0.0));
+        let fx: f64 = (0..a.ncols).step_by(2).map(|j| d[2 * node][j]).sum();
+        assert!(fx.abs() <= 1e-9 * d[2 * node][2 * node], "{fx}");
+    }
+
+    #[test]
+    fn elasticity_3d_annihilates_the_rigid_body_modes() {
+        let n = 4;
+        let (a, b) = elasticity_3d(n);
+        assert_eq!(a.nrows, 3 * n * n * n);
+        assert_eq!(b.len(), 6);
+        assert!(sorted_rows(&a));
+        assert_symmetric(&a, 1e-14);
+        let big = a.val.iter().fold(0f64, |m, v| m.max(v.abs()));
+        for mode in &b {
+            for i in 0..a.nrows {
+                let r: f64 = a.row(i).map(|p| a.val[p] * mode[a.col[p] as usize]).sum();
+                assert!(r.abs() <= 1e-10 * big, "row {i}: {r}");
+            }
+        }
+        // Dense 3 x 3 node blocks: every row's length is a multiple of 3.
+        assert!((0..a.nrows).all(|i| a.row(i).len() % 3 == 0));
+    }
+
+    #[test]
+    fn random_families_have_the_requested_shape_and_values() {
+        let r = rmat(8, 16, 16016);
+        assert_eq!((r.nrows, r.ncols), (256, 256));
+        assert!(sorted_rows(&r));
+        let d = dense(&r);
+        for (i, row) in d.iter().enumerate() {
+            assert_eq!(row[i], 0.0, "self loop at {i}");
+            for (j, &v) in row.iter().enumerate() {
+                assert_eq!(v != 0.0, d[j][i] != 0.0, "pattern not symmetric");
+            }
+        }
+        assert!(r.val.iter().all(|&v| v != 0.0 && v > -1.0 && v < 1.0));
+        assert!(r.nnz() > 256 * 8, "{}", r.nnz()); // most of the 2 x 4096 arcs survive
+
+        let e = random_rows(300, 50, 8, 2008);
+        assert_eq!((e.nrows, e.ncols), (300, 50));
+        assert!(sorted_rows(&e));
+        assert!((0..300).all(|i| (1..=8).contains(&e.row(i).len())));
+        assert!(e.nnz() < 300 * 8, "some duplicates merge with 50 columns");
+        assert!(e.val.iter().all(|&v| v != 0.0 && v > -1.0 && v < 1.0));
+        // Same seed, same matrix; another seed, another one.
+        assert_eq!(e, random_rows(300, 50, 8, 2008));
+        assert_ne!(e, random_rows(300, 50, 8, 2009));
+
+        let b = banded(20, &[-3, -2, -1, 0, 1, 2, 3], 5007);
+        assert_eq!(b.nnz(), 7 * 20 - 12);
+        assert!(sorted_rows(&b));
+        assert!((0..20).all(|i| {
+            b.col[b.row(i)]
+                .iter()
+                .all(|&j| (j as i64 - i as i64).abs() <= 3)
+        }));
+    }
+
+    #[test]
+    fn spectral_radius_of_the_1d_laplacian() {
+        // D^-1 A of tridiag(-1, 2, -1): eigenvalues 1 - cos(k pi / (n + 1)).
+        let n = 200;
+        let mut ri = Vec::new();
+        let mut ci = Vec::new();
+        let mut vv = Vec::new();
+        for i in 0..n {
+            for (j, v) in [(i as i64 - 1, -1.0), (i as i64, 2.0), (i as i64 + 1, -1.0)] {
+                if (0..n as i64).contains(&j) {
+                    ri.push(i as u32);
+                    ci.push(j as u32);
+                    vv.push(v);
+                }
+            }
+        }
+        let a = assemble(n, n, ri, ci, vv);
+        let rho = spectral_radius_dinv_a(&a, &vec![0.5; n], 7);
+        let exact = 1.0 + (std::f64::consts::PI / (n + 1) as f64).cos();
+        assert!(
+            rho <= exact * (1.0 + 1e-12) && rho >= 0.97 * exact,
+            "{rho} vs {exact}"
+        );
+    }
+
+    fn check_level(a_full: &Csr, a: &Csr, b: &[Vec<f64>]) -> SaLevel {
+        let l = sa_level(a_full, a, b, 777);
+        let k2 = b.len();
+        // Every fine row in exactly one aggregate, P's columns = aggregates x candidates.
+        assert!(l.aggregate.iter().all(|&g| g < l.n_aggregates));
+        assert!(l.n_aggregates > 1 && l.n_aggregates < a.nrows);
+        assert_eq!(l.p.ncols, l.n_aggregates * k2);
+        assert_eq!(l.t.ncols, l.p.ncols);
+        for i in 0..a.nrows {
+            let cols: Vec<usize> = l.t.col[l.t.row(i)].iter().map(|&c| c as usize).collect();
+            let g = l.aggregate[i];
+            assert_eq!(cols, (g * k2..g * k2 + k2).collect::<Vec<_>>());
+        }
+        // Tentative prolongator: orthonormal columns (each aggregate's block of B is
+        // full rank in these cases).
+        let tt = multiply(&transpose(&l.t), &l.t);
+        let d = dense(&tt);
+        for (i, row) in d.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                let want = if i == j { 1.0 } else { 0.0 };
+                assert!((v - want).abs() < 1e-12, "TtT[{i}][{j}] = {v}");
+            }
+        }
+        // R = P^T exactly, AP = A * P against a dense product.
+        assert_eq!(dense(&l.r), {
+            let p = dense(&l.p);
+            (0..l.p.ncols)
+                .map(|j| (0..l.p.nrows).map(|i| p[i][j]).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        });
+        let (da, dp, dap) = (dense(a), dense(&l.p), dense(&l.ap));
+        let big = l.ap.val.iter().fold(0f64, |m, v| m.max(v.abs()));
+        for i in 0..a.nrows {
+            for j in 0..l.p.ncols {
+                let r: f64 = (0..a.ncols).map(|k| da[i][k] * dp[k][j]).sum();
+                assert!((r - dap[i][j]).abs() <= 1e-12 * big, "AP[{i}][{j}]");
+            }
+        }
+        // 1 <= rho(D^-1 A) <= max row sum of |D^-1 A| (Gershgorin).
+        let dg = diagonal(a_full);
+        let gersh = (0..a.nrows)
+            .map(|i| a.row(i).map(|p| (a.val[p] / dg[i]).abs()).sum::<f64>())
+            .fold(0f64, f64::max);
+        assert!(l.rho > 1.0 && l.rho <= gersh, "rho(D^-1 A) = {}", l.rho);
+        l
+    }
+
+    #[test]
+    fn smoothed_aggregation_poisson_level() {
+        let a = lap3d_7pt(6);
+        let l = check_level(&a, &a, &[vec![1.0; a.nrows]]);
+        // Standard aggregation seeds at row 0: its aggregate is its 7-point neighbourhood.
+        // Pass 2 then attaches e.g. 42 = (1,1,0), whose first aggregated neighbour is 6.
+        let first: Vec<usize> = (0..a.nrows).filter(|&i| l.aggregate[i] == 0).collect();
+        assert_eq!(first[..4], [0, 1, 6, 36]);
+        assert!(first.contains(&42));
+        assert!(l.rho < 2.0, "Laplacian: rho(D^-1 A) < 2, got {}", l.rho);
+        // P = (I - w D^-1 A) T: P's pattern is that of (I + A) T.
+        let pat = multiply(&a, &l.t);
+        assert!(l.p.nnz() <= pat.nnz() && l.p.nnz() > l.t.nnz());
+    }
+
+    #[test]
+    fn smoothed_aggregation_elasticity_level() {
+        let (full, b) = elasticity_3d(4);
+        let a = without_zeros(&full);
+        let l = check_level(&full, &a, &b);
+        assert_eq!(l.p.ncols % 6, 0);
+    }
+
+    #[test]
+    fn aggregation_passes_on_a_path() {
+        // Path 0-1-2-3-4-5-6-7-8 plus an isolated node 9. Pass 1 seeds {0,1} at 0,
+        // skips 2 (neighbour 1 taken), seeds {2,3,4} at 3, skips 5, seeds {5,6,7} at 6,
+        // skips 8; pass 2 attaches 8 to 7's aggregate; 9 has no neighbour: no aggregate.
+        let n = 10;
+        let (mut ri, mut ci) = (Vec::new(), Vec::new());
+        for i in 0..9u32 {
+            for j in [i.wrapping_sub(1), i, i + 1] {
+                if j < 9 {
+                    ri.push(i);
+                    ci.push(j);
+                }
+            }
+        }
+        ri.push(9);
+        ci.push(9);
+        let k = ri.len();
+        let s = assemble(n, n, ri, ci, vec![1.0; k]);
+        let (agg, count) = standard_aggregation(&s);
+        assert_eq!(count, 3);
+        let some = Some;
+        assert_eq!(
+            agg,
+            vec![
+                some(0),
+                some(0),
+                some(1),
+                some(1),
+                some(1),
+                some(2),
+                some(2),
+                some(2),
+                some(2),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn matrix_market_output_reads_back_bit_exact() {
+        let a = random_rows(40, 30, 5, 11);
+        let dir = std::env::temp_dir().join(format!("gen15-mtx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.mtx");
+        write_mtx(&path, &a, "test").unwrap();
+        let b = crate::mtx::read_mtx(&path).unwrap();
+        assert_eq!(a, b);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn product_list_follows_gen_matrices() {
+        let names: Vec<String> = ["sa_poisson_A", "lap3d_7pt_64", "rect_A_200kx2k"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let p = products(&names);
+        let labels: Vec<&str> = p.iter().map(|(l, _, _)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            vec![
+                "lap3d_7pt_64^2",
+                "sa_poisson:A*P",
+                "sa_poisson:R*(AP)",
+                "rect:A*B"
+            ]
+        );
+    }
 }

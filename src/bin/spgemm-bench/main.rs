@@ -193,9 +193,11 @@ fn load_inputs(a_spec: &str, b_spec: &str) -> Result<(Csr, Option<Csr>), String>
     } else {
         b_spec.strip_prefix(GEN_PREFIX)
     };
-    if let (Some(an), Some(bn)) = (a_gen, b_gen) {
-        if generators::group_of(an).is_some()
-            && generators::group_of(an) == generators::group_of(bn)
+    if let (Some(an), Some(bn)) = (a_gen, b_gen)
+        && generators::GROUPS
+            .iter()
+            .any(|(_, ns)| ns.contains(&an) && ns.contains(&bn))
+    {
         {
             let group = generators::generate_group_of(an)?;
             let pick = |n: &str| {
@@ -242,21 +244,30 @@ fn gen_main(args: &[String]) -> Result<(), String> {
     };
     let dir = Path::new(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut groups: Vec<&str> = Vec::new();
+    // What to build: whole groups (a group name, or one of its fixed-size matrices), and
+    // grid matrices of other sizes by their own name (e.g. lap3d_7pt_10).
+    let mut jobs: Vec<(&str, String)> = Vec::new();
     for (g, names) in generators::GROUPS {
         if only.is_empty() || only.iter().any(|o| o == g || names.contains(&o.as_str())) {
-            groups.push(g);
+            jobs.push((g, names[0].to_string()));
         }
     }
     for o in &only {
-        if generators::group_of(o).is_none() && !generators::GROUPS.iter().any(|(g, _)| g == o) {
-            return Err(format!("--only: unknown group or matrix '{o}'"));
+        let in_groups = generators::GROUPS
+            .iter()
+            .any(|(g, ns)| o == g || ns.contains(&o.as_str()));
+        match generators::group_of(o) {
+            Some(g) if !in_groups => jobs.push((g, o.clone())),
+            None if !in_groups => {
+                return Err(format!("--only: unknown group or matrix '{o}'"));
+            }
+            _ => {}
         }
     }
-    for g in groups {
-        let first = generators::GROUPS.iter().find(|(k, _)| *k == g).unwrap().1[0];
+    let mut present: Vec<(String, &str)> = Vec::new();
+    for (g, first) in jobs {
         let t0 = Instant::now();
-        for (name, m) in generators::generate_group_of(first)? {
+        for (name, m) in generators::generate_group_of(&first)? {
             let path = dir.join(format!("{name}.mtx"));
             generators::write_mtx(
                 &path,
@@ -265,22 +276,24 @@ fn gen_main(args: &[String]) -> Result<(), String> {
             )
             .map_err(|e| format!("{}: {e}", path.display()))?;
             eprintln!("[gen] {name}: {} x {}, nnz={}", m.nrows, m.ncols, m.nnz());
+            present.push((name, g));
         }
         eprintln!("[gen] {g}: {:.1} s", t0.elapsed().as_secs_f64());
     }
-    // The manifest and the product list cover every known matrix present in OUTDIR.
-    let mut present = Vec::new();
+    // The manifest and the product list cover what was written now and every matrix of
+    // the fixed list already present in OUTDIR (as gen_matrices.py keeps its manifest).
+    for (g, ns) in generators::GROUPS {
+        for n in *ns {
+            if dir.join(format!("{n}.mtx")).exists() && !present.iter().any(|(p, _)| p == n) {
+                present.push((n.to_string(), g));
+            }
+        }
+    }
+    present.sort();
     let mut manifest = String::from("#name\tgroup\trows\tcols\tnnz\tbytes\n");
-    let mut all: Vec<(&str, &str)> = generators::GROUPS
-        .iter()
-        .flat_map(|(g, ns)| ns.iter().map(move |n| (*n, *g)))
-        .collect();
-    all.sort();
-    for (name, g) in all {
+    for (name, g) in &present {
         let path = dir.join(format!("{name}.mtx"));
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let header = mtx_size_line(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let dims: Vec<&str> = header.split_whitespace().collect();
         manifest.push_str(&format!(
@@ -288,8 +301,8 @@ fn gen_main(args: &[String]) -> Result<(), String> {
             dims.join("\t"),
             meta.len()
         ));
-        present.push(name.to_string());
     }
+    let present: Vec<String> = present.into_iter().map(|(n, _)| n).collect();
     let mut prods = String::new();
     for (label, a, b) in generators::products(&present) {
         prods.push_str(&format!("{label}\t{a}\t{b}\n"));
