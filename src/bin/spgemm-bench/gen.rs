@@ -1404,22 +1404,9 @@ mod tests {
         let s = assemble(n, n, ri, ci, vec![1.0; k]);
         let (agg, count) = standard_aggregation(&s);
         assert_eq!(count, 3);
-        let some = Some;
-        assert_eq!(
-            agg,
-            vec![
-                some(0),
-                some(0),
-                some(1),
-                some(1),
-                some(1),
-                some(2),
-                some(2),
-                some(2),
-                some(2),
-                None
-            ]
-        );
+        let want = [0, 0, 1, 1, 1, 2, 2, 2, 2].map(Some);
+        assert_eq!(agg[..9], want);
+        assert_eq!(agg[9], None);
     }
 
     #[test]
