@@ -180,3 +180,120 @@ fn bench_rejects_bad_input_with_a_message() {
     assert_ne!(rc, 0);
     assert!(err.contains("nosuch") && err.contains("auto"), "{err}");
 }
+
+/// `gen:NAME` inputs: generated in memory, named in the JSON lines, checked like files;
+/// `--algo`, `--unsorted` and `--sorted` without a value are accepted; `gen OUTDIR`
+/// writes a Matrix Market file that reads back as the same matrix.
+#[test]
+fn bench_generates_inputs() {
+    for (a, b, sorted, name_b, m, n) in [
+        (
+            "gen:lap3d_7pt_6",
+            "A",
+            "--unsorted",
+            "lap3d_7pt_6",
+            "216",
+            "216",
+        ),
+        (
+            "gen:elast3d_p1_3",
+            "A",
+            "--sorted",
+            "elast3d_p1_3",
+            "81",
+            "81",
+        ),
+        (
+            "gen:lap3d_27pt_4",
+            "gen:lap3d_7pt_4",
+            "--sorted",
+            "lap3d_7pt_4",
+            "64",
+            "64",
+        ),
+    ] {
+        let (rc, out, err) = run(&[
+            "spgemm",
+            "--a",
+            a,
+            "--b",
+            b,
+            "--algo",
+            "all",
+            "--threads",
+            "2",
+            "--reps",
+            "1",
+            sorted,
+        ]);
+        assert_eq!(rc, 0, "stderr: {err}\nstdout: {out}");
+        assert!(!out.is_empty());
+        for line in out.lines() {
+            for f in FIELDS {
+                field(line, f);
+            }
+            assert_eq!(field(line, "check"), "\"ok\"", "{line}");
+            assert_eq!(field(line, "A"), format!("\"{}\"", &a[4..]));
+            assert_eq!(field(line, "B"), format!("\"{name_b}\""));
+            assert_eq!(field(line, "m"), m);
+            assert_eq!(field(line, "n"), n);
+            let want = if sorted == "--sorted" {
+                "true"
+            } else {
+                "false"
+            };
+            assert_eq!(field(line, "sort_requested"), want, "{line}");
+        }
+    }
+    // 7-point Laplacian on 6^3: nnz = 7 N^3 - 6 N^2.
+    let (_, out, _) = run(&[
+        "spgemm",
+        "--a",
+        "gen:lap3d_7pt_6",
+        "--b",
+        "A",
+        "--reps",
+        "1",
+    ]);
+    assert_eq!(field(out.lines().next().unwrap(), "nnzA"), "1296");
+
+    let dir = tmpdir().join("gen");
+    let (rc, _, err) = run(&["gen", dir.to_str().unwrap(), "--only", "lap3d_7pt_5"]);
+    assert_eq!(rc, 0, "{err}");
+    let text = std::fs::read_to_string(dir.join("lap3d_7pt_5.mtx")).unwrap();
+    assert!(text.starts_with("%%MatrixMarket matrix coordinate real general\n"));
+    assert!(text.contains("\n125 125 725\n"), "{}", &text[..200]);
+    let products = std::fs::read_to_string(dir.join("products.txt")).unwrap();
+    assert_eq!(products, "lap3d_7pt_5^2\tlap3d_7pt_5\tA\n");
+    let file = dir.join("lap3d_7pt_5.mtx");
+    let (rc, out, err) = run(&[
+        "spgemm",
+        "--a",
+        file.to_str().unwrap(),
+        "--b",
+        "A",
+        "--reps",
+        "1",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let (_, gen_out, _) = run(&[
+        "spgemm",
+        "--a",
+        "gen:lap3d_7pt_5",
+        "--b",
+        "A",
+        "--reps",
+        "1",
+    ]);
+    for f in ["nnzA", "nnzC", "sumC", "sumabsC"] {
+        assert_eq!(field(&out, f), field(&gen_out, f), "{f}");
+    }
+
+    let (rc, out, err) = run(&["spgemm", "--a", "gen:nosuch_3", "--b", "A"]);
+    assert_ne!(rc, 0);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("nosuch_3") && err.contains("lap3d_7pt_N"),
+        "{err}"
+    );
+}

@@ -4,10 +4,21 @@
 //!
 //! ```text
 //! spgemm-bench list-algs
-//! spgemm-bench spgemm --a A.mtx --b B.mtx|A [--alg auto,kkdense,...|all] [--threads N]
-//!              [--reps N] [--sorted 0|1] [--validate 0|1] [--check-rows N]
+//! spgemm-bench spgemm --a A.mtx|gen:NAME --b B.mtx|gen:NAME|A
+//!              [--alg|--algo auto,kkdense,...|all] [--threads N] [--reps N]
+//!              [--sorted [0|1] | --unsorted] [--validate 0|1] [--check-rows N]
 //!              [--output caller|owned]
+//! spgemm-bench gen OUTDIR [--only NAME,...]
 //! ```
+//!
+//! An input is a Matrix Market file or `gen:NAME`, a matrix of
+//! `shared/anchors/gen_matrices.py` generated in memory by `gen.rs` (e.g.
+//! `--a gen:lap3d_7pt_64 --b A`, `--a gen:sa_poisson_A --b gen:sa_poisson_P`; grid families
+//! take any size: `gen:lap3d_7pt_20`); the JSON "A"/"B" fields carry NAME. `--b A` squares
+//! A. `--sorted` alone means `--sorted 1`, `--unsorted` means `--sorted 0`. The `gen`
+//! subcommand writes the generated matrices as Matrix Market files into OUTDIR (with
+//! manifest.tsv and products.txt as gen_matrices.py writes them); `--only` takes group
+//! names (lap3d_7pt, sa_poisson, rect, ...) or matrix names.
 //!
 //! Per algorithm: one warm-up, then `reps` timed products from scratch (symbolic + row
 //! offsets into a fresh array = `symbolic_s`; fresh C arrays + numeric = `numeric_s`;
@@ -23,6 +34,9 @@
 //! phase alone; the row offsets are written in `numeric_s`).
 
 mod check;
+// `gen` is a reserved word in edition 2024: the module is gen.rs, named generators here.
+#[path = "gen.rs"]
+mod generators;
 mod mtx;
 mod spmm_mode;
 
@@ -42,9 +56,16 @@ use spgemm::{Error, Status};
 
 use mtx::Csr;
 
-const USAGE: &str = "usage: spgemm-bench list-algs | spgemm-bench spmm --a A.mtx ... (see `spgemm-bench spmm --help`) | spgemm-bench spgemm --a A.mtx --b B.mtx|A [--alg auto,kkdense,...|all] \
-[--threads N (default 2)] [--reps N (default 5)] [--sorted 0|1 (default 1)] \
-[--validate 0|1 (default 1)] [--check-rows N (default 200)] [--output caller|owned (default caller)]";
+const USAGE: &str = "usage: spgemm-bench list-algs | spgemm-bench spmm --a A.mtx ... (see `spgemm-bench spmm --help`) \
+| spgemm-bench gen OUTDIR [--only GROUP|NAME,...] \
+| spgemm-bench spgemm --a A.mtx|gen:NAME --b B.mtx|gen:NAME|A [--alg|--algo auto,kkdense,...|all] \
+[--threads N (default 2)] [--reps N (default 5)] [--sorted [0|1] | --unsorted (default sorted)] \
+[--validate 0|1 (default 1)] [--check-rows N (default 200)] [--output caller|owned (default caller)]. \
+gen:NAME generates a gen_matrices.py input in memory; NAME is one of";
+
+fn usage() -> String {
+    format!("{USAGE} {}", generators::NAMES_HELP)
+}
 
 struct Config {
     a: String,
@@ -69,7 +90,7 @@ fn algorithm_names() -> String {
 
 fn parse_args(args: &[String]) -> Result<Config, String> {
     if args.first().map(String::as_str) != Some("spgemm") {
-        return Err(USAGE.into());
+        return Err(usage());
     }
     let mut cfg = Config {
         a: String::new(),
@@ -82,11 +103,20 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
         check_rows: 200,
         owned: false,
     };
-    let mut it = args[1..].iter();
+    let mut it = args[1..].iter().peekable();
     while let Some(key) = it.next() {
+        // Plain flags: `--unsorted`, and `--sorted` when no 0|1 follows it.
+        if key == "--unsorted" {
+            cfg.sorted = false;
+            continue;
+        }
+        if key == "--sorted" && !matches!(it.peek().map(|v| v.as_str()), Some("0" | "1")) {
+            cfg.sorted = true;
+            continue;
+        }
         let val = it
             .next()
-            .ok_or_else(|| format!("{key}: missing value\n{USAGE}"))?;
+            .ok_or_else(|| format!("{key}: missing value\n{}", usage()))?;
         let num = |what: &str| {
             val.parse::<usize>()
                 .map_err(|_| format!("{what}: '{val}' is not a non-negative integer"))
@@ -99,7 +129,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
         match key.as_str() {
             "--a" => cfg.a = val.clone(),
             "--b" => cfg.b = val.clone(),
-            "--alg" => {
+            "--alg" | "--algo" => {
                 cfg.algs = if val == "all" {
                     Algorithm::ALL.to_vec()
                 } else {
@@ -131,16 +161,170 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
                     _ => return Err(format!("--output: '{val}' is not caller or owned")),
                 }
             }
-            _ => return Err(format!("unknown option '{key}'\n{USAGE}")),
+            _ => return Err(format!("unknown option '{key}'\n{}", usage())),
         }
     }
     if cfg.a.is_empty() || cfg.b.is_empty() {
-        return Err(format!("--a and --b are required\n{USAGE}"));
+        return Err(format!("--a and --b are required\n{}", usage()));
     }
     if cfg.threads == 0 || cfg.reps == 0 {
         return Err("--threads and --reps must be at least 1".into());
     }
     Ok(cfg)
+}
+
+/// The name the JSON lines carry: NAME for `gen:NAME`, the file's stem for a path.
+fn input_name(spec: &str) -> String {
+    match spec.strip_prefix(GEN_PREFIX) {
+        Some(name) => name.to_string(),
+        None => stem(spec),
+    }
+}
+
+/// `--a` / `--b` value naming a generated matrix.
+const GEN_PREFIX: &str = "gen:";
+
+/// A and B (None: B is A) from files or generators; two operators of one SA level are
+/// generated by a single setup.
+fn load_inputs(a_spec: &str, b_spec: &str) -> Result<(Csr, Option<Csr>), String> {
+    let a_gen = a_spec.strip_prefix(GEN_PREFIX);
+    let b_gen = if b_spec == "A" {
+        None
+    } else {
+        b_spec.strip_prefix(GEN_PREFIX)
+    };
+    if let (Some(an), Some(bn)) = (a_gen, b_gen)
+        && generators::GROUPS
+            .iter()
+            .any(|(_, ns)| ns.contains(&an) && ns.contains(&bn))
+    {
+        {
+            let group = generators::generate_group_of(an)?;
+            let pick = |n: &str| {
+                group
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, m)| m.clone())
+                    .ok_or_else(|| {
+                        format!(
+                            "gen:{n}: unknown matrix (known: {})",
+                            generators::NAMES_HELP
+                        )
+                    })
+            };
+            return Ok((pick(an)?, Some(pick(bn)?)));
+        }
+    }
+    let load = |spec: &str, which: &str| match spec.strip_prefix(GEN_PREFIX) {
+        Some(name) => generators::generate(name).map_err(|e| format!("{which} {e}")),
+        None => mtx::read_mtx(Path::new(spec)).map_err(|e| format!("{which} {e}")),
+    };
+    let a = load(a_spec, "--a")?;
+    let b = if b_spec == "A" {
+        None
+    } else {
+        Some(load(b_spec, "--b")?)
+    };
+    Ok((a, b))
+}
+
+/// `spgemm-bench gen OUTDIR [--only NAME,...]`: writes the generated matrices as Matrix
+/// Market files, manifest.tsv and products.txt (gen_matrices.py's layout).
+fn gen_main(args: &[String]) -> Result<(), String> {
+    let (dir, only) = match args {
+        [dir] => (dir, Vec::new()),
+        [dir, flag, list] if flag == "--only" => (
+            dir,
+            list.split(',')
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>(),
+        ),
+        _ => return Err(usage()),
+    };
+    let dir = Path::new(dir);
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // What to build: whole groups (a group name, or one of its fixed-size matrices), and
+    // grid matrices of other sizes by their own name (e.g. lap3d_7pt_10).
+    let mut jobs: Vec<(&str, String)> = Vec::new();
+    for (g, names) in generators::GROUPS {
+        if only.is_empty() || only.iter().any(|o| o == g || names.contains(&o.as_str())) {
+            jobs.push((g, names[0].to_string()));
+        }
+    }
+    for o in &only {
+        let in_groups = generators::GROUPS
+            .iter()
+            .any(|(g, ns)| o == g || ns.contains(&o.as_str()));
+        match generators::group_of(o) {
+            Some(g) if !in_groups => jobs.push((g, o.clone())),
+            None if !in_groups => {
+                return Err(format!("--only: unknown group or matrix '{o}'"));
+            }
+            _ => {}
+        }
+    }
+    let mut present: Vec<(String, &str)> = Vec::new();
+    for (g, first) in jobs {
+        let t0 = Instant::now();
+        for (name, m) in generators::generate_group_of(&first)? {
+            let path = dir.join(format!("{name}.mtx"));
+            generators::write_mtx(
+                &path,
+                &m,
+                &format!("generated by spgemm-bench gen group={g}"),
+            )
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+            eprintln!("[gen] {name}: {} x {}, nnz={}", m.nrows, m.ncols, m.nnz());
+            present.push((name, g));
+        }
+        eprintln!("[gen] {g}: {:.1} s", t0.elapsed().as_secs_f64());
+    }
+    // The manifest and the product list cover what was written now and every matrix of
+    // the fixed list already present in OUTDIR (as gen_matrices.py keeps its manifest).
+    for (g, ns) in generators::GROUPS {
+        for n in *ns {
+            if dir.join(format!("{n}.mtx")).exists() && !present.iter().any(|(p, _)| p == n) {
+                present.push((n.to_string(), g));
+            }
+        }
+    }
+    present.sort();
+    let mut manifest = String::from("#name\tgroup\trows\tcols\tnnz\tbytes\n");
+    for (name, g) in &present {
+        let path = dir.join(format!("{name}.mtx"));
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let header = mtx_size_line(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let dims: Vec<&str> = header.split_whitespace().collect();
+        manifest.push_str(&format!(
+            "{name}\t{g}\t{}\t{}\n",
+            dims.join("\t"),
+            meta.len()
+        ));
+    }
+    let present: Vec<String> = present.into_iter().map(|(n, _)| n).collect();
+    let mut prods = String::new();
+    for (label, a, b) in generators::products(&present) {
+        prods.push_str(&format!("{label}\t{a}\t{b}\n"));
+    }
+    for (file, text) in [("manifest.tsv", manifest), ("products.txt", prods)] {
+        let path = dir.join(file);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The size line ("rows cols nnz") of a Matrix Market file.
+fn mtx_size_line(path: &Path) -> std::io::Result<String> {
+    use std::io::BufRead;
+    let f = std::io::BufReader::new(std::fs::File::open(path)?);
+    for line in f.lines() {
+        let line = line?;
+        if !line.starts_with('%') && !line.trim().is_empty() {
+            return Ok(line.trim().to_string());
+        }
+    }
+    Ok(String::new())
 }
 
 fn stem(path: &str) -> String {
@@ -592,6 +776,15 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("spmm") {
         return ExitCode::from(spmm_mode::main(&args[1..]).clamp(0, 255) as u8);
     }
+    if args.first().map(String::as_str) == Some("gen") {
+        return match gen_main(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("spgemm-bench gen: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     if args.first().map(String::as_str) == Some("list-algs") {
         // For scripts: every algorithm the library offers, one name a line.
         for a in Algorithm::ALL {
@@ -606,22 +799,11 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let a = match mtx::read_mtx(Path::new(&cfg.a)) {
-        Ok(a) => a,
+    let (a, b) = match load_inputs(&cfg.a, &cfg.b) {
+        Ok(ab) => ab,
         Err(e) => {
-            eprintln!("spgemm-bench: --a {e}");
+            eprintln!("spgemm-bench: {e}");
             return ExitCode::from(2);
-        }
-    };
-    let b = if cfg.b == "A" {
-        None
-    } else {
-        match mtx::read_mtx(Path::new(&cfg.b)) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                eprintln!("spgemm-bench: --b {e}");
-                return ExitCode::from(2);
-            }
         }
     };
     let b_ref = b.as_ref().unwrap_or(&a);
@@ -635,11 +817,11 @@ fn main() -> ExitCode {
     let mults = check::multiplications(&a, b_ref);
     let sample = check::sample_rows(&check::row_multiplications(&a, b_ref), cfg.check_rows);
     let sum_ref = check::sum_reference(&a, b_ref);
-    let a_name = stem(&cfg.a);
+    let a_name = input_name(&cfg.a);
     let b_name = if b.is_none() {
         a_name.clone()
     } else {
-        stem(&cfg.b)
+        input_name(&cfg.b)
     };
     let mut inp = Inputs {
         a,
