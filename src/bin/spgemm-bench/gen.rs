@@ -93,6 +93,20 @@ pub fn generate(name: &str) -> Result<Csr, String> {
         .ok_or_else(|| format!("gen:{name}: unknown matrix (known: {NAMES_HELP})"))
 }
 
+/// The first smoothed-aggregation level of `a` with candidates `b` (pyamg's defaults, seed
+/// 777 as in gen_matrices.py), as the operators `{prefix}_A`, `_P`, `_R` and `_AP`.
+fn sa_group(prefix: &str, a: Csr, b: &[Vec<f64>]) -> Vec<(String, Csr)> {
+    let l = sa_level(&a, b, 777);
+    eprintln!(
+        "[gen] {prefix}: {} aggregates, rho(D^-1 A) ~ {}",
+        l.n_aggregates, l.rho
+    );
+    [("A", a), ("P", l.p), ("R", l.r), ("AP", l.ap)]
+        .into_iter()
+        .map(|(op, m)| (format!("{prefix}_{op}"), m))
+        .collect()
+}
+
 /// All matrices of the group `name` belongs to (the whole SA level for one of its
 /// operators), named.
 pub fn generate_group_of(name: &str) -> Result<Vec<(String, Csr)>, String> {
@@ -115,31 +129,12 @@ pub fn generate_group_of(name: &str) -> Result<Vec<(String, Csr)>, String> {
     match group_of(name) {
         Some("sa_poisson") => {
             let a = lap3d_7pt(60);
-            let l = sa_level(&a, &[vec![1.0; a.nrows]], 777);
-            eprintln!(
-                "[gen] sa_poisson: {} aggregates, rho(D^-1 A) ~ {}",
-                l.n_aggregates, l.rho
-            );
-            named(vec![
-                ("sa_poisson_A", a),
-                ("sa_poisson_P", l.p),
-                ("sa_poisson_R", l.r),
-                ("sa_poisson_AP", l.ap),
-            ])
+            let ones = vec![vec![1.0; a.nrows]];
+            Ok(sa_group("sa_poisson", a, &ones))
         }
         Some("sa_elast") => {
             let (a, b) = elasticity_3d(22);
-            let l = sa_level(&a, &b, 777);
-            eprintln!(
-                "[gen] sa_elast: {} aggregates, rho(D^-1 A) ~ {}",
-                l.n_aggregates, l.rho
-            );
-            named(vec![
-                ("sa_elast_A", a),
-                ("sa_elast_P", l.p),
-                ("sa_elast_R", l.r),
-                ("sa_elast_AP", l.ap),
-            ])
+            Ok(sa_group("sa_elast", a, &b))
         }
         Some("rmat") => named(vec![("rmat_16", rmat(16, 16, 16016))]),
         Some("er") => named(vec![(
