@@ -198,22 +198,20 @@ fn load_inputs(a_spec: &str, b_spec: &str) -> Result<(Csr, Option<Csr>), String>
             .iter()
             .any(|(_, ns)| ns.contains(&an) && ns.contains(&bn))
     {
-        {
-            let group = generators::generate_group_of(an)?;
-            let pick = |n: &str| {
-                group
-                    .iter()
-                    .find(|(k, _)| k == n)
-                    .map(|(_, m)| m.clone())
-                    .ok_or_else(|| {
-                        format!(
-                            "gen:{n}: unknown matrix (known: {})",
-                            generators::NAMES_HELP
-                        )
-                    })
-            };
-            return Ok((pick(an)?, Some(pick(bn)?)));
-        }
+        let group = generators::generate_group_of(an)?;
+        let pick = |n: &str| {
+            group
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, m)| m.clone())
+                .ok_or_else(|| {
+                    format!(
+                        "gen:{n}: unknown matrix (known: {})",
+                        generators::NAMES_HELP
+                    )
+                })
+        };
+        return Ok((pick(an)?, Some(pick(bn)?)));
     }
     let load = |spec: &str, which: &str| match spec.strip_prefix(GEN_PREFIX) {
         Some(name) => generators::generate(name).map_err(|e| format!("{which} {e}")),
