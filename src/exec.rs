@@ -461,6 +461,17 @@ pub fn symbolic(
     b: &AnyCsr<'_>,
     format: OutputFormat,
 ) -> Result<Plan> {
+    guarded(handle, &[("A", a), ("B", b)], || {
+        symbolic_unguarded(handle, a, b, format)
+    })
+}
+
+fn symbolic_unguarded(
+    handle: &Handle,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    format: OutputFormat,
+) -> Result<Plan> {
     if let Some(r) = crate::cuda::try_symbolic(handle, a, b, format) {
         return r;
     }
@@ -774,6 +785,24 @@ pub fn numeric(
     cols: IndexSliceMut<'_>,
     vals: Option<ValueSliceMut<'_>>,
 ) -> Result<()> {
+    guarded(handle, &[("A", a), ("B", b)], || {
+        numeric_unguarded(handle, plan, a, b, cols, vals)
+    })
+    .inspect_err(|_| {
+        // What the plan learned from earlier calls may describe arrays this call left
+        // half written: learn again from the next successful call.
+        *plan.reuse.lock() = Default::default();
+    })
+}
+
+fn numeric_unguarded(
+    handle: &Handle,
+    plan: &Plan,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    cols: IndexSliceMut<'_>,
+    vals: Option<ValueSliceMut<'_>>,
+) -> Result<()> {
     if let Some(hp) = plan.hybrid.as_deref() {
         return crate::cuda::hybrid_numeric(handle, plan, hp, a, b, cols, vals);
     }
@@ -787,6 +816,56 @@ pub fn numeric(
             vals,
         },
     )
+}
+
+/// Runs a product call on `h` so that a failure leaves nothing behind: a panic becomes an
+/// error, the workers' scratch is discarded (a row cut short leaves marks and sums that
+/// the next call would trust), and with validation off an internal failure is explained
+/// by validating the inputs after the fact.
+pub(crate) fn guarded<T>(
+    h: &Handle,
+    inputs: &[(&str, &AnyCsr<'_>)],
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    crate::panics::catch(f).map_err(|e| {
+        h.discard_scratch();
+        explain(h, inputs, e)
+    })
+}
+
+/// With validation off, bad input shows up as some other failure (an index past an
+/// array, a row whose length differs from the plan's): validate the inputs now and report
+/// what is wrong with them instead.
+fn explain(h: &Handle, inputs: &[(&str, &AnyCsr<'_>)], e: Error) -> Error {
+    if h.options.validate || !matches!(e.status, Status::Internal | Status::PlanMismatch) {
+        return e;
+    }
+    struct Check<'n>(&'n str);
+    impl crate::csr::OneOp for Check<'_> {
+        type Out = ();
+        fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>) -> Result<()>
+        where
+            O: Idx + FromAny<'a>,
+            I: Idx + FromAny<'a>,
+            V: Scalar + FromAny<'a>,
+        {
+            a.validate(self.0)
+        }
+    }
+    for (name, m) in inputs {
+        let found = crate::panics::catch(|| h.install(|| crate::csr::dispatch_one(m, Check(name))));
+        if let Err(bad) = found {
+            return Error::new(
+                bad.status,
+                format!(
+                    "validation is off (spgemm_set_validation) and the inputs are invalid: {} \
+                     (checked after the call failed with: {})",
+                    bad.message, e.message
+                ),
+            );
+        }
+    }
+    e
 }
 
 /// One-call product into library-owned arrays.

@@ -141,17 +141,40 @@ pub struct Handle {
     pub outputs: Arc<crate::output_cache::OutputCache>,
 }
 
-/// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores.
-pub fn default_threads() -> usize {
-    std::env::var("SPGEMM_NUM_THREADS")
-        .ok()
-        .and_then(|s| s.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
+/// Most worker threads a handle may have. Larger requests are refused before anything is
+/// allocated: each worker costs a stack and a workspace, and no machine this library
+/// targets has more hardware threads.
+pub const MAX_THREADS: usize = 4096;
+
+/// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores (at
+/// most [`MAX_THREADS`]). A value of the variable that is not a count in
+/// `1..=MAX_THREADS` is an error, never a silent fallback.
+pub fn default_threads() -> Result<usize> {
+    match std::env::var("SPGEMM_NUM_THREADS") {
+        Ok(s) => match s.trim().parse::<usize>() {
+            Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+            _ => Err(Error::new(
+                Status::InvalidValue,
+                format!("SPGEMM_NUM_THREADS={s:?} is not a thread count from 1 to {MAX_THREADS}"),
+            )),
+        },
+        Err(_) => Ok(std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(MAX_THREADS)),
+    }
+}
+
+/// `threads`, or the default for 0; more than [`MAX_THREADS`] is an error.
+fn thread_count(threads: usize) -> Result<usize> {
+    match threads {
+        0 => default_threads(),
+        n if n > MAX_THREADS => Err(Error::new(
+            Status::InvalidValue,
+            format!("{n} threads asked for; at most {MAX_THREADS} are supported"),
+        )),
+        n => Ok(n),
+    }
 }
 
 /// The policy in force: `SPGEMM_PROC_BIND` when set and understood, else the option,
@@ -226,11 +249,7 @@ impl Handle {
     /// Like [`Handle::new`] on a given topology. On a topology that is not this machine's
     /// (XML, synthetic) the plan is made but no worker is bound (outcomes say why).
     pub fn with_topology(threads: usize, topo: Arc<Topo>) -> Result<Handle> {
-        let threads = if threads == 0 {
-            default_threads()
-        } else {
-            threads
-        };
+        let threads = thread_count(threads)?;
         let desc = topo.desc_for_caller();
         let mut messages = Vec::new();
         let (policy, policy_source) = effective_policy(None, &mut messages);
@@ -366,15 +385,19 @@ impl Handle {
 
     /// Replaces the worker pool (and the per-thread workspace that belonged to it).
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
-        let threads = if threads == 0 {
-            default_threads()
-        } else {
-            threads
-        };
+        let threads = thread_count(threads)?;
         if threads != self.threads {
             self.replan(threads, true)?;
         }
         Ok(())
+    }
+
+    /// Discards what the workers keep between calls (accumulators, marks, stamps, sums):
+    /// called after any failed call, where a row interrupted midway may have left state
+    /// that the next call would trust. Buffers are grown again on the next call.
+    pub fn discard_scratch(&self) {
+        self.workspace.reset();
+        *self.spmm_pack.lock() = Default::default();
     }
 
     /// Runs `f` inside this handle's worker pool.

@@ -22,6 +22,7 @@ pub mod hybrid;
 pub mod isa;
 pub mod output;
 pub mod output_cache;
+pub mod panics;
 pub mod plan;
 pub mod pool;
 pub mod spmm;

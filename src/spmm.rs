@@ -63,6 +63,10 @@ pub fn operand_rows(op: Op, nrows: usize, ncols: usize) -> (usize, usize) {
 /// Checks the leading dimension of a dense operand (`name`: "X" or "Y") of `rows` x `k`
 /// and returns the number of entries it spans.
 pub fn dense_extent(name: &str, layout: Layout, rows: usize, k: usize, ld: usize) -> Result<usize> {
+    if k == 0 {
+        // No column: nothing of the operand is read or written, whatever its stride.
+        return Ok(0);
+    }
     let (min_ld, what) = match layout {
         Layout::RowMajor => (k.max(1), "k (its row length)"),
         Layout::ColMajor => (rows.max(1), "its number of rows"),
@@ -312,6 +316,20 @@ fn a_sig<O: Idx, I: Idx, V: DenseValue>() -> TypeSig {
 /// `dense_extent` gives (X may be empty when alpha = 0). `analysis`, if given, must have
 /// been made for A's structure; it is used when its op matches.
 pub fn spmm(
+    h: &Handle,
+    op: Op,
+    alpha: f64,
+    a: &AnyCsr<'_>,
+    analysis: Option<&SpmmAnalysis>,
+    beta: f64,
+    d: DenseArgs<'_>,
+) -> Result<()> {
+    crate::exec::guarded(h, &[("A", a)], || {
+        spmm_unguarded(h, op, alpha, a, analysis, beta, d)
+    })
+}
+
+fn spmm_unguarded(
     h: &Handle,
     op: Op,
     alpha: f64,

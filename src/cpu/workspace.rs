@@ -132,6 +132,15 @@ impl WorkspacePool {
         f(ws)
     }
 
+    /// Drops every worker's accumulators (their invariants, such as marks below the
+    /// current stamp and sums at -0.0 between rows, may not hold after a failed call).
+    /// The placement records stay.
+    pub fn reset(&self) {
+        for i in 0..self.pool.len() {
+            self.pool.acquire(i).ws = Workspace::default();
+        }
+    }
+
     /// The record of each worker's chunk buffers (for tests and reports).
     pub fn ledgers(&self) -> Vec<ChunkLedger> {
         (0..self.pool.len())

@@ -2,7 +2,6 @@
 
 use std::cell::RefCell;
 use std::ffi::CString;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use parking_lot::Mutex;
 
@@ -36,35 +35,22 @@ pub fn thread_last_error_ptr() -> *const std::ffi::c_char {
     THREAD_LAST_ERROR.with(|e| e.borrow().as_ptr())
 }
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".to_string()
-    }
-}
-
-/// Runs `f`, turning an error or a panic into a status code and recording the message on
-/// `last` (if given) and on the calling thread.
+/// Runs `f`, turning an error or a panic into a status code. A failure's message goes to
+/// `last` (if given) and to the calling thread's last error; a success clears both, so
+/// the text always describes the latest call.
 pub fn guard(last: Option<&LastError>, f: impl FnOnce() -> Result<()>) -> spgemm_status_t {
-    let result = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        Err(Error::new(
-            Status::Internal,
-            format!("panic inside libspgemm: {}", panic_message(p)),
-        ))
-    });
+    let result = crate::panics::catch(f);
+    let text = match &result {
+        Ok(()) => String::new(),
+        Err(e) => e.to_string(),
+    };
+    if let Some(l) = last {
+        l.set(&text);
+    }
+    THREAD_LAST_ERROR.with(|t| *t.borrow_mut() = to_cstring(&text));
     match result {
         Ok(()) => Status::Success as i32,
-        Err(e) => {
-            let text = e.to_string();
-            if let Some(l) = last {
-                l.set(&text);
-            }
-            THREAD_LAST_ERROR.with(|t| *t.borrow_mut() = to_cstring(&text));
-            e.status as i32
-        }
+        Err(e) => e.status as i32,
     }
 }
 

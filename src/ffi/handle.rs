@@ -329,10 +329,11 @@ pub unsafe extern "C" fn spgemm_get_output_cache(
     })
 }
 
-/// The message of the most recent failed call on `handle` (it names the offending argument
-/// and index), or of the calling thread's most recent failed call when `handle` is NULL.
-/// Empty if nothing failed. Never NULL. The text stays valid until the next failing call on
-/// the same handle (or thread, for NULL); copy it if you need it longer.
+/// The message of the most recent call on `handle` if that call failed (it names the
+/// offending argument and index), or, when `handle` is NULL, of the calling thread's most
+/// recent call of any function that returns a status. Empty when that call succeeded.
+/// Never NULL. The text stays valid until the next call on the same handle (or by the same
+/// thread, for NULL); copy it if you need it longer.
 ///
 /// # Safety
 /// `handle` is NULL or a live handle.
