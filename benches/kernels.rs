@@ -1,6 +1,6 @@
-//! criterion benchmarks of the CPU kernels: the KKMEM and KKLP accumulators on synthetic
-//! rows, the SpGEMM phases per algorithm (symbolic, numeric from scratch, numeric reuse)
-//! on a 3-D stencil product, and SpMM row- and column-major. These track the kernels
+//! criterion benchmarks of the CPU kernels through the public API: the SpGEMM phases per
+//! algorithm (symbolic, numeric from scratch, numeric reuse; KKMEM and KKLP are the hash
+//! accumulators) on a 3-D stencil product, and SpMM row- and column-major. These track the kernels
 //! between commits; the comparison with MKL, GraphBLAS and KokkosKernels on the benchmark
 //! set is `scripts/bench_spgemm.sh` (docs/PERFORMANCE.md), not this file.
 //!
@@ -10,15 +10,13 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use spgemm::cpu::accum::{Accumulator, LinkedAcc, ProbeAcc};
-use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
-use spgemm::exec;
-use spgemm::handle::{Algorithm, Handle};
-use spgemm::output::ValueSliceMut;
-use spgemm::output::{IndexVec, ValueVec};
-use spgemm::plan::OutputFormat;
-use spgemm::spmm::{self, DenseArgs, Layout, Op};
+use spgemm::OutputFormat;
+use spgemm::ValueSliceMut;
 use spgemm::types::{IndexType, ValueType};
+use spgemm::{Algorithm, Handle};
+use spgemm::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use spgemm::{DenseArgs, Layout, Op};
+use spgemm::{IndexVec, ValueVec};
 
 /// A 0-based CSR matrix with int32 indices and f64 values.
 struct Matrix {
@@ -120,88 +118,26 @@ fn spgemm_phases(c: &mut Criterion) {
                 if sorted { "sorted" } else { "unsorted" }
             );
             g.bench_function(BenchmarkId::new("symbolic", &id), |bch| {
-                bch.iter(|| exec::symbolic(&h, &any, &any, FORMAT).expect("symbolic"))
+                bch.iter(|| spgemm::symbolic(&h, &any, &any, FORMAT).expect("symbolic"))
             });
             g.bench_function(BenchmarkId::new("full", &id), |bch| {
                 bch.iter(|| {
-                    let plan = exec::symbolic(&h, &any, &any, FORMAT).expect("symbolic");
+                    let plan = spgemm::symbolic(&h, &any, &any, FORMAT).expect("symbolic");
                     let mut idx = IndexVec::zeroed(IndexType::Int32, plan.nnz()).expect("C");
                     let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).expect("C");
-                    exec::numeric(&h, &plan, &any, &any, idx.as_mut(), Some(val.as_mut()))
+                    spgemm::numeric(&h, &plan, &any, &any, idx.as_mut(), Some(val.as_mut()))
                         .expect("numeric");
                     black_box(val)
                 })
             });
-            let plan = exec::symbolic(&h, &any, &any, FORMAT).expect("symbolic");
+            let plan = spgemm::symbolic(&h, &any, &any, FORMAT).expect("symbolic");
             let mut idx = IndexVec::zeroed(IndexType::Int32, plan.nnz()).expect("C");
             let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).expect("C");
             g.bench_function(BenchmarkId::new("reuse", &id), |bch| {
                 bch.iter(|| {
-                    exec::numeric(&h, &plan, &any, &any, idx.as_mut(), Some(val.as_mut()))
+                    spgemm::numeric(&h, &plan, &any, &any, idx.as_mut(), Some(val.as_mut()))
                         .expect("numeric")
                 })
-            });
-        }
-    }
-    g.finish();
-}
-
-/// Synthetic accumulator rows: `per_row` products whose columns fall on `distinct` columns
-/// spread over a million, in a pseudo-random order (so both hash tables see collisions
-/// and repeated columns as in a real row of C).
-fn rows(nrows: usize, per_row: usize, distinct: usize) -> Vec<Vec<usize>> {
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    (0..nrows)
-        .map(|_| {
-            let set: Vec<usize> = (0..distinct)
-                .map(|_| (next() % 1_000_000) as usize)
-                .collect();
-            (0..per_row)
-                .map(|_| set[(next() % distinct as u64) as usize])
-                .collect()
-        })
-        .collect()
-}
-
-fn run_rows<A: Accumulator<f64>>(acc: &mut A, rows: &[Vec<usize>], sorted: bool, out: &mut [i32]) {
-    let mut vals = [0.0f64; 4096];
-    for r in rows {
-        acc.begin_row(r.len());
-        for (t, &c) in r.iter().enumerate() {
-            acc.insert(c, t as f64);
-        }
-        let n = acc.len();
-        acc.emit(sorted, 0, &mut out[..n], Some(&mut vals[..n]));
-    }
-    black_box(&vals);
-}
-
-/// KKMEM (two-level linked-list hash map) and KKLP (two-level linear probing) on rows of
-/// 16, 128 and 1024 distinct columns, unsorted and sorted output.
-fn accumulators(c: &mut Criterion) {
-    let mut g = c.benchmark_group("accumulator");
-    for distinct in [16usize, 128, 1024] {
-        let per_row = 4 * distinct;
-        let rs = rows(64, per_row, distinct);
-        g.throughput(Throughput::Elements((64 * per_row) as u64));
-        let mut out = vec![0i32; per_row];
-        for sorted in [false, true] {
-            let tag = if sorted { "sorted" } else { "unsorted" };
-            let mut kkmem = LinkedAcc::<f64>::default();
-            kkmem.prepare(per_row).expect("pool");
-            g.bench_function(BenchmarkId::new(format!("kkmem/{tag}"), distinct), |bch| {
-                bch.iter(|| run_rows(&mut kkmem, &rs, sorted, &mut out))
-            });
-            let mut kklp = ProbeAcc::<f64>::default();
-            kklp.prepare(per_row).expect("pool");
-            g.bench_function(BenchmarkId::new(format!("kklp/{tag}"), distinct), |bch| {
-                bch.iter(|| run_rows(&mut kklp, &rs, sorted, &mut out))
             });
         }
     }
@@ -235,7 +171,7 @@ fn spmm_kernels(c: &mut Criterion) {
                         y: ValueSliceMut::F64(&mut y),
                         ldy: ld,
                     };
-                    spmm::spmm(&h, Op::NonTranspose, 1.0, &any, None, 0.0, d).expect("spmm")
+                    spgemm::spmm(&h, Op::NonTranspose, 1.0, &any, None, 0.0, d).expect("spmm")
                 })
             });
         }
@@ -253,6 +189,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = kernels;
     config = config();
-    targets = accumulators, spgemm_phases, spmm_kernels
+    targets = spgemm_phases, spmm_kernels
 }
 criterion_main!(kernels);

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use spgemm::csr::CsrRef;
+use spgemm::CsrRef;
 
 #[allow(dead_code, unused_imports)]
 #[path = "../src/bin/spgemm-bench/mtx.rs"]

@@ -12,12 +12,11 @@
 
 use std::time::Instant;
 
-use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
-use spgemm::exec;
-use spgemm::handle::{Backend, Handle};
-use spgemm::output::{IndexVec, OffsetVec, ValueVec};
-use spgemm::plan::OutputFormat;
+use spgemm::OutputFormat;
 use spgemm::types::{IndexType, ValueType};
+use spgemm::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use spgemm::{Backend, Handle};
+use spgemm::{IndexVec, OffsetVec, ValueVec};
 
 struct Csr {
     nrows: usize,
@@ -100,7 +99,7 @@ fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, label: &str, name: &str) {
     };
     // Warm-up (opens the device, compiles kernels on the first GPU call).
     let t = Instant::now();
-    let plan = exec::symbolic(h, &a.any(), &b.any(), f).unwrap();
+    let plan = spgemm::symbolic(h, &a.any(), &b.any(), f).unwrap();
     let first_ms = t.elapsed().as_secs_f64() * 1e3;
     let mut sym = Vec::new();
     let mut num = Vec::new();
@@ -108,14 +107,14 @@ fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, label: &str, name: &str) {
     let mut checksum = 0.0;
     for _ in 0..reps {
         let t = Instant::now();
-        let plan = exec::symbolic(h, &a.any(), &b.any(), f).unwrap();
+        let plan = spgemm::symbolic(h, &a.any(), &b.any(), f).unwrap();
         sym.push(t.elapsed().as_secs_f64() * 1e3);
         let mut off = OffsetVec::zeroed(f.offsets, plan.nrows() + 1).unwrap();
-        exec::write_row_offsets(&plan, off.as_mut()).unwrap();
+        spgemm::write_row_offsets(&plan, off.as_mut()).unwrap();
         let mut idx = IndexVec::zeroed(f.indices, plan.nnz()).unwrap();
         let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
         let t = Instant::now();
-        exec::numeric(
+        spgemm::numeric(
             h,
             &plan,
             &a.any(),
@@ -131,12 +130,12 @@ fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, label: &str, name: &str) {
         }
     }
     let (s, n) = (median(sym), median(num));
-    let gflops = 2.0 * plan.flops as f64 / ((s + n) * 1e-3) / 1e9;
+    let gflops = 2.0 * plan.flops() as f64 / ((s + n) * 1e-3) / 1e9;
     println!(
         "{{\"product\":\"{name}\",\"backend\":\"{label}\",\"nnz_c\":{nnz},\"flops\":{},\"first_symbolic_ms\":{first_ms:.3},\"symbolic_ms\":{s:.3},\"numeric_ms\":{n:.3},\"total_ms\":{:.3},\"gflops\":{gflops:.3},\"checksum\":{checksum:.6e},\"on_gpu\":{}}}",
-        plan.flops,
+        plan.flops(),
         s + n,
-        plan.gpu.is_some()
+        plan.kind() == spgemm::PlanKind::Gpu
     );
 }
 
@@ -175,9 +174,9 @@ fn main() {
     let modes = args.get(5).map(String::as_str).unwrap_or("host,device,cpu");
     let want = |m: &str| modes.split(',').any(|x| x == m);
     let mut h = Handle::new(threads).unwrap();
-    eprintln!("device: {}", h.gpu.describe());
+    eprintln!("device: {}", h.gpu_describe());
     h.options.backend = Backend::Cuda;
-    if h.gpu.available() {
+    if h.gpu_available() {
         if want("host") {
             run(&h, &a, b, reps, "cuda", &name);
         }
@@ -199,11 +198,11 @@ mod device {
     use std::time::Instant;
 
     use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr as _};
-    use spgemm::cuda::memory::{DeviceCsr, DeviceOut, DevicePtr};
-    use spgemm::cuda::{NumericInputs, NumericOutputs, numeric_device, symbolic_device};
-    use spgemm::handle::Handle;
-    use spgemm::plan::OutputFormat;
+    use spgemm::Handle;
+    use spgemm::OutputFormat;
     use spgemm::types::{IndexType, ValueType};
+    use spgemm::{DeviceCsr, DeviceOut, DevicePtr};
+    use spgemm::{NumericInputs, NumericOutputs, numeric_device, symbolic_device};
 
     use super::{Csr, median};
 
@@ -289,7 +288,7 @@ mod device {
                 let t = Instant::now();
                 run_numeric();
                 reuse.push(t.elapsed().as_secs_f64() * 1e3);
-                last = Some((plan.nnz(), plan.flops, st.clone_dtoh(&cv).unwrap()));
+                last = Some((plan.nnz(), plan.flops(), st.clone_dtoh(&cv).unwrap()));
             }
             (sym, tot, reuse, last.unwrap())
         };

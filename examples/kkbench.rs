@@ -35,12 +35,11 @@ impl std::ops::Sub for Instant {
     }
 }
 
-use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
-use spgemm::exec;
-use spgemm::handle::{Algorithm, Handle};
-use spgemm::output::{IndexVec, ValueVec};
-use spgemm::plan::OutputFormat;
+use spgemm::OutputFormat;
 use spgemm::types::{IndexType, ValueType};
+use spgemm::{Algorithm, Handle};
+use spgemm::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use spgemm::{IndexVec, ValueVec};
 
 fn read_mtx(path: &str) -> (usize, usize, Vec<i32>, Vec<i32>, Vec<f64>) {
     let text = std::fs::read_to_string(path).expect("read");
@@ -130,23 +129,27 @@ fn main() {
     let mut algs = String::new();
     for _ in 0..reps {
         let t0 = Instant::now();
-        let plan = exec::symbolic(&h, &av, &bv, fmt).unwrap();
+        let plan = spgemm::symbolic(&h, &av, &bv, fmt).unwrap();
         let t1 = Instant::now();
         let mut ci = IndexVec::zeroed(IndexType::Int32, plan.nnz()).unwrap();
         let mut cv = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
         let t2 = Instant::now();
-        exec::numeric(&h, &plan, &av, &bv, ci.as_mut(), Some(cv.as_mut())).unwrap();
+        spgemm::numeric(&h, &plan, &av, &bv, ci.as_mut(), Some(cv.as_mut())).unwrap();
         let t3 = Instant::now();
         for _ in 0..3 {
             let t4 = Instant::now();
-            exec::numeric(&h, &plan, &av, &bv, ci.as_mut(), Some(cv.as_mut())).unwrap();
+            spgemm::numeric(&h, &plan, &av, &bv, ci.as_mut(), Some(cv.as_mut())).unwrap();
             tr = tr.min(t4.elapsed().as_secs_f64());
         }
         ts = ts.min((t1 - t0).as_secs_f64());
         tn = tn.min((t3 - t2).as_secs_f64());
-        algs = format!("{}/{}", plan.symbolic_alg.name(), plan.numeric_alg.name());
+        algs = format!(
+            "{}/{}",
+            plan.algorithms().0.name(),
+            plan.algorithms().1.name()
+        );
         if reps == 1 {
-            eprintln!("nnz(C) = {} flops = {}", plan.nnz(), plan.flops);
+            eprintln!("nnz(C) = {} flops = {}", plan.nnz(), plan.flops());
         }
     }
     println!(

@@ -230,12 +230,13 @@ module spgemm
     end function spgemm_version
 
     ! Creates a handle with the default number of threads (environment variable
-    ! `SPGEMM_NUM_THREADS`, else all cores) and default options: algorithm
-    ! `SPGEMM_ALG_AUTO`, sorted output, input validation on.
+    ! `SPGEMM_NUM_THREADS`, else all cores, at most `SPGEMM_MAX_THREADS`) and default
+    ! options: algorithm `SPGEMM_ALG_AUTO`, sorted output, input validation on.
     !
     ! On success `*handle` owns the new handle; release it with `spgemm_destroy`.
-    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle is NULL), `SPGEMM_STATUS_ALLOC_FAILED`
-    ! (threads could not be started). Thread-safe.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle is NULL), `SPGEMM_STATUS_INVALID_VALUE`
+    ! (`SPGEMM_NUM_THREADS` set but not a count from 1 to `SPGEMM_MAX_THREADS`),
+    ! `SPGEMM_STATUS_ALLOC_FAILED` (threads could not be started). Thread-safe.
     !
     ! # Safety
     ! `handle` is NULL or points to writable storage for a pointer.
@@ -245,7 +246,8 @@ module spgemm
       integer(c_int32_t) :: status
     end function spgemm_create
 
-    ! Destroys a handle and its threads and workspace. `spgemm_destroy(NULL)` does nothing.
+    ! Destroys a handle and its threads and workspace; returns once the worker threads have
+    ! ended. `spgemm_destroy(NULL)` does nothing.
     ! Plans and matrices made with the handle stay valid. Must not run concurrently with
     ! another call on the same handle.
     !
@@ -259,7 +261,8 @@ module spgemm
 
     ! Sets the number of worker threads (0 = the default of `spgemm_create`). Rebuilds the
     ! worker pool if the number changes.
-    ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (negative),
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (negative, or above
+    ! `SPGEMM_MAX_THREADS`),
     ! `SPGEMM_STATUS_ALLOC_FAILED`. Calls on one handle are serialised.
     !
     ! # Safety
@@ -433,10 +436,11 @@ module spgemm
       integer(c_int32_t) :: status
     end function spgemm_get_output_cache
 
-    ! The message of the most recent failed call on `handle` (it names the offending argument
-    ! and index), or of the calling thread's most recent failed call when `handle` is NULL.
-    ! Empty if nothing failed. Never NULL. The text stays valid until the next failing call on
-    ! the same handle (or thread, for NULL); copy it if you need it longer.
+    ! The message of the most recent call on `handle` if that call failed (it names the
+    ! offending argument and index), or, when `handle` is NULL, of the calling thread's most
+    ! recent call of any function that returns a status. Empty when that call succeeded.
+    ! Never NULL. The text stays valid until the next call on the same handle (or by the same
+    ! thread, for NULL); copy it if you need it longer.
     !
     ! # Safety
     ! `handle` is NULL or a live handle.
@@ -744,9 +748,10 @@ module spgemm
     ! (the value type of A and B). Call it again whenever the values of A and/or B change
     ! with the same structure: no symbolic work is repeated. Passing the same C arrays again
     ! is fastest: with validation on, from the third call on a plan keeps a digest of C's
-    ! column indices (8 bytes per block of rows, not a copy of them) and, where the indices
-    ! already in `c_col_indices` still match it, only recomputes the values; other arrays
-    ! are filled in full.
+    ! column indices (8 bytes per block of rows, not a copy of them) and, when
+    ! `c_col_indices` is the array the previous call on the plan filled and its indices
+    ! still match the digest, only recomputes the values. Any other array is not read: it is
+    ! filled in full.
     !
     ! A and B may be device matrices when the plan was made on the GPU: C is written to
     ! these host arrays (`SPGEMM_STATUS_NO_DEVICE` without a usable GPU; see

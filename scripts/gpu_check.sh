@@ -5,7 +5,7 @@
 #   scripts/gpu_check.sh [matrix-dir] [reps]
 #
 # Builds with cargo when it is installed; otherwise runs prebuilt binaries from .devbin/
-# (cuda_gpu = the test binary of tests/cuda_gpu.rs, cuda_bench = examples/cuda_bench.rs).
+# (cuda_gpu = the GPU tests in the unit-test binary, src/unit_tests/cuda_gpu.rs; cuda_bench = examples/cuda_bench.rs).
 # Matrices: *.mtx or *.mtx.gz and products.txt in matrix-dir (default /work/data/matrices,
 # else generated into $TMPDIR/spgemm-gen). Knobs: MODES (cuda_bench modes), ONLY (regex of
 # product labels), NO_TESTS=1, TESTS (test-name filter).
@@ -31,7 +31,7 @@ if command -v cargo >/dev/null 2>&1; then
   echo "== cargo build --release"
   cargo build --release 2>&1 | tail -2
   cargo build --release --example cuda_bench 2>&1 | tail -1
-  TEST="cargo test --release --test cuda_gpu -- --nocapture --test-threads=1"
+  TEST="cargo test --release --lib unit_tests::cuda_gpu -- --nocapture --test-threads=1"
   BENCH=target/release/examples/cuda_bench
 else
   echo "cargo not found: using prebuilt .devbin binaries"

@@ -1,32 +1,32 @@
-//! libspgemm: sparse matrix-matrix products (SpGEMM) with a C ABI.
+//! libspgemm: sparse matrix-matrix products (SpGEMM, SpMM) with a C ABI.
 //!
-//! Layers, top to bottom (see DESIGN.md in the shared folder):
+//! The map of the code is `docs/ARCHITECTURE.md`: the layers, top to bottom, and what each
+//! may import (a check in `make check` enforces it):
 //! - [`ffi`]: the only `extern "C"` code (null checks, raw pointers to borrowed views,
-//!   panic boundary, status codes, last-error text);
-//! - typed API: [`handle::Handle`], [`csr::CsrRef`] / [`csr::AnyCsr`], [`plan::Plan`];
-//! - [`exec`]: algorithm selection and dispatch to a backend;
-//! - [`cpu`]: kernels, accumulators, partitions, per-thread workspace;
-//! - [`topo`]: platform: hwloc topology, worker placement and binding, NUMA/HBM memory.
-//! - [`cuda`]: GPU backend (feature `cuda`; driver and NVRTC loaded at run time);
-//! - [`hybrid`]: the CPU/GPU row split of hybrid products (pure; run by `cuda`).
+//!   panic boundary, status codes, last-error text); calls only the typed API;
+//! - [`api`]: the typed API (handle, plan, products, SpMM), re-exported at the crate root;
+//! - `exec`: the dispatcher, the one place that picks a backend;
+//! - backends, peers: `cpu` (kernels, accumulators, selector) and `cuda` (GPU);
+//! - `common`: what the backends share (CSR views, checks, options, slices);
+//! - `platform`: hwloc topology, workers, NUMA/HBM memory, allocation, pools;
+//! - [`error`], [`types`]: status codes and element types, used everywhere.
 
-pub mod alloc;
-pub mod cpu;
-pub mod csr;
-pub mod cuda;
+pub mod api;
+pub(crate) mod common;
+pub(crate) mod cpu;
+pub(crate) mod cuda;
 pub mod error;
-pub mod exec;
+pub(crate) mod exec;
 pub mod ffi;
-pub mod handle;
-pub mod hybrid;
-pub mod isa;
-pub mod output;
-pub mod output_cache;
-pub mod panics;
-pub mod plan;
-pub mod pool;
-pub mod spmm;
-pub mod topo;
+pub(crate) mod panics;
+pub(crate) mod platform;
 pub mod types;
 
+pub use api::*;
+
+// The in-crate tests share helpers with the public-API tests, which name the crate.
+#[cfg(test)]
+extern crate self as spgemm;
+#[cfg(test)]
+mod unit_tests;
 pub use error::{Error, Result, Status};

@@ -1,6 +1,6 @@
 //! The element types a CSR matrix may use: row offsets (i32, i64, u64 = size_t), column
 //! indices (i32, i64) and values (f32, f64). Kernels are generic over these traits; the
-//! ABI never names a generic, it picks the instantiation through `crate::csr::AnyCsr`.
+//! ABI never names a generic, it picks the instantiation through `crate::common::csr::AnyCsr`.
 
 use std::fmt::Debug;
 use std::ops::{Add, AddAssign, Mul};

@@ -1,8 +1,8 @@
 //! `SPGEMM_PROC_BIND` overrides the handle's binding option. A test binary of its own:
 //! it sets the environment variable, which no other test in this process reads.
 
-use spgemm::handle::Handle;
-use spgemm::topo::BindPolicy;
+use spgemm::BindPolicy;
+use spgemm::Handle;
 
 #[test]
 fn environment_overrides_the_option_and_bad_values_are_noted() {

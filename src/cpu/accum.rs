@@ -10,9 +10,9 @@
 //! - [`LinkedAcc`] (KKMEM): two-level linked-list hash map (Begins/Nexts/Ids/Values).
 //! - [`ProbeAcc`] (KKLP): two-level linear probing, each level at most half full.
 
-use crate::alloc::{try_grow, try_reserve};
 use crate::cpu::sort::sort_pairs;
 use crate::error::Result;
+use crate::platform::alloc::{try_grow, try_reserve};
 use crate::types::{Idx, Scalar};
 
 /// What the numeric kernels need from an accumulator.
@@ -26,9 +26,6 @@ pub trait Accumulator<V: Scalar> {
     fn insert(&mut self, c: usize, v: V);
     /// Distinct columns in the current row.
     fn len(&self) -> usize;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
     /// Writes the row's columns (plus `base`) and, if asked, values; sorted by column if
     /// `sorted`. `cols` (and `vals`) have exactly `len()` entries.
     fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>);
@@ -217,11 +214,6 @@ impl<T: Copy + Default> TwoLevelChains<T> {
     #[inline]
     pub fn len(&self) -> usize {
         self.l1.used + self.l2.used
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Keys and payloads in first-touch order.
@@ -436,11 +428,6 @@ impl<T: Copy + Default> TwoLevelProbing<T> {
     #[inline]
     pub fn len(&self) -> usize {
         self.l1.order.len() + self.l2.order.len()
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     #[inline]

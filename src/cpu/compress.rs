@@ -14,11 +14,11 @@
 
 use rayon::prelude::*;
 
-use crate::alloc::{HUGE_PAGE, Zeroed, u32s_of, u32s_of_mut};
-use crate::cpu::gustavson::split_at_bounds;
+use crate::common::csr::CsrRef;
 use crate::cpu::symbolic::WORD_BITS;
-use crate::csr::CsrRef;
+use crate::cpu::util::split_at_bounds;
 use crate::error::Result;
+use crate::platform::alloc::{HUGE_PAGE, Zeroed, u32s_of, u32s_of_mut};
 use crate::types::{Idx, Scalar};
 
 /// Compress only if it removes more than this fraction of the symbolic insertions.
@@ -82,6 +82,12 @@ fn padded_len(len: usize) -> usize {
 pub const RUN_PAIRS_PER_ROW: usize = 2;
 
 impl CompressedRows {
+    /// Number of (word, bits) pairs.
+    #[cfg(test)]
+    pub fn pairs(&self) -> usize {
+        self.pairs
+    }
+
     pub fn view(&self) -> CompressedView<'_> {
         let (words_at, ptr_at, _) = layout(self.pairs, self.rows);
         CompressedView {
@@ -90,16 +96,6 @@ impl CompressedRows {
             bits: &self.buf[..self.pairs],
             short_rows: self.short_rows,
         }
-    }
-
-    /// Number of (word, bits) pairs.
-    pub fn pairs(&self) -> usize {
-        self.pairs
-    }
-
-    /// Bytes held (reported by the plan statistics).
-    pub fn bytes(&self) -> usize {
-        self.buf.len() * 8
     }
 }
 

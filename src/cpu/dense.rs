@@ -43,19 +43,16 @@
 //! read-modify-write) turned into bits at emit 12.1-12.6. Profiles put half the time on
 //! the load-add-store of the value itself, which every value-per-column kernel pays.
 
-use rayon::prelude::*;
-
-use crate::alloc::{try_grow, try_reserve, try_zeroed_vec};
+use crate::common::csr::CsrRef;
+use crate::cpu::args::{Product, REPLAY_MAX_DENSE_BYTES};
 use crate::cpu::compress::CompressedRows;
-use crate::cpu::gustavson::{row_len_mismatch, split_at_bounds, value_pair};
-use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
 use crate::cpu::prefetch;
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups, same_columns};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
-use crate::cpu::workspace::WorkspacePool;
-use crate::csr::CsrRef;
-use crate::error::{Result, Status};
+use crate::cpu::util::{row_len_mismatch, value_pair};
+use crate::error::Result;
+use crate::platform::alloc::{try_grow, try_reserve};
 use crate::types::{Idx, Scalar};
 
 /// `pos` value of a column that is not in the current row.
@@ -253,11 +250,9 @@ pub const FLOP_BLOCK: usize = 256;
 /// rows are made of: measured 2.3x slower on `lap3d_7pt_64`.)
 /// Compressed B (`cb`: (word, bits) pairs): union by OR into a bit map, counted by
 /// popcount; the flops still count B's entries.
-#[allow(clippy::too_many_arguments)]
 pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
     ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
     cb: Option<&CompressedRows>,
     groups: Option<&RowGroups>,
     rows: std::ops::Range<usize>,
@@ -276,7 +271,7 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
         let nb = &mut nnz[r0 - rows.start..r1 - rows.start];
         match groups {
             None => count_rows_inner(ws, a, b, cb, r0..r1, nb, &mut flops[..len]),
-            Some(g) => count_grouped(ws, a, b, cb, g, r0..r1, nb, &mut flops[..len]),
+            Some(g) => count_grouped(ws, (a, b), cb, g, r0..r1, nb, &mut flops[..len]),
         }
         let mut sum = 0u64;
         for (&n, &f) in nb.iter().zip(&flops[..len]) {
@@ -285,7 +280,6 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
             sum = s;
             t.overflow |= o;
             t.max_nnz = t.max_nnz.max(n);
-            t.max_flops = t.max_flops.max(f);
         }
         *bf = sum;
         let (s, o) = t.flops.overflowing_add(sum);
@@ -300,11 +294,9 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
 /// [`count_rows_inner`] over row groups (see [`crate::cpu::row_groups`]): the first row of
 /// each group is counted, the others copy its count and flops (same column list of A:
 /// same columns of C, same products). Runs of single rows go through one call.
-#[allow(clippy::too_many_arguments)]
 fn count_grouped<V: Scalar, O: Idx, I: Idx>(
     ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
     cb: Option<&CompressedRows>,
     groups: &RowGroups,
     rows: std::ops::Range<usize>,
@@ -353,7 +345,6 @@ pub struct ChunkTotals {
     pub nnz: usize,
     pub flops: u64,
     pub max_nnz: usize,
-    pub max_flops: u64,
     /// The flops of the chunk exceed 2^64.
     pub overflow: bool,
 }
@@ -468,28 +459,22 @@ fn or_word(bits: &mut [u64], touched: &mut Vec<u32>, w: u32, m: u64) {
 /// and B carry values. A row whose entry count differs from the plan's is reported as a
 /// plan mismatch (structure changed since the symbolic phase), never written past.
 ///
-/// With `groups` (A's row groups, see [`crate::cpu::row_groups`]) the rows of each group
-/// whose column lists are still equal (checked here: the structure may have changed
-/// since the groups were found when validation is off) and whose rows of C have the same
-/// length in the plan go through [`fill_group`]; the other rows one by one.
-#[allow(clippy::too_many_arguments)]
+/// With the plan's row groups (A's runs of rows with one column list, see
+/// [`crate::cpu::row_groups`]) the rows of each group whose column lists are still equal
+/// (checked here: the structure may have changed since the groups were found when
+/// validation is off) and whose rows of C have the same length in the plan go through
+/// [`fill_group`]; the other rows one by one.
 pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
     ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    groups: Option<&RowGroups>,
+    p: &Product<'_, O, I, V>,
     rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    sorted: bool,
-    c_base: usize,
     cols: &mut [J],
     vals: Option<&mut [V]>,
 ) -> Result<()> {
-    let Some(groups) = groups.filter(|g| g.nrows() == a.nrows()) else {
-        return fill_rows_plain(ws, a, b, rows, row_ptr, sorted, c_base, cols, vals);
+    let Some(groups) = p.plan.groups.filter(|g| g.nrows() == p.a.nrows()) else {
+        return fill_rows_plain(ws, p, rows, cols, vals);
     };
-    let values = value_pair(a, b, vals.is_some());
-    if values.is_some() && ws.row_lanes.len() < ws.row_cols.len() {
+    if value_pair(p.a, p.b, vals.is_some()).is_some() && ws.row_lanes.len() < ws.row_cols.len() {
         let cap = ws.row_cols.len();
         try_grow(
             &mut ws.row_lanes,
@@ -498,53 +483,64 @@ pub fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx>(
             "dense accumulator group values",
         )?;
     }
-    walk_groups(
-        ws,
-        a,
-        groups,
-        values,
-        rows,
-        row_ptr,
-        cols,
-        vals,
-        |ws, r, c, v| fill_rows_plain(ws, a, b, r, row_ptr, sorted, c_base, c, v),
-        |ws, (av, bv), g, c, v| fill_group(ws, a, b, av, bv, g, row_ptr, sorted, c_base, c, v),
-    )
+    walk_groups::<V, O, I, J, false>(ws, p, groups, rows, cols, vals)
+}
+
+/// [`fill_rows`] for rows with many products per entry: no slot per column, the sums are
+/// kept in a value per column of C (see [`accumulate_row`]). Same contract and output
+/// (bitwise) as [`fill_rows`], groups included (through [`fill_group`] by value while its
+/// lanes fit the replay's budget per thread); needs [`DenseRows::prepare_by_value`].
+pub fn fill_rows_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    p: &Product<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+    cols: &mut [J],
+    vals: Option<&mut [V]>,
+) -> Result<()> {
+    let values = value_pair(p.a, p.b, vals.is_some());
+    let slots = p.b.ncols() + p.b.base();
+    let lane_bytes = slots
+        .saturating_mul(LANES)
+        .saturating_mul(std::mem::size_of::<V>());
+    let groups = p.plan.groups.filter(|g| {
+        g.nrows() == p.a.nrows() && (values.is_none() || lane_bytes <= REPLAY_MAX_DENSE_BYTES)
+    });
+    let Some(groups) = groups else {
+        return fill_rows_by_value_plain(ws, p, rows, cols, vals);
+    };
+    if values.is_some() && ws.lanes.len() < slots {
+        let neg0 = [V::NEG_ZERO; LANES];
+        try_grow(&mut ws.lanes, slots, neg0, "dense accumulator group values")?;
+    }
+    walk_groups::<V, O, I, J, true>(ws, p, groups, rows, cols, vals)
 }
 
 /// Walks `rows` for the grouped numeric kernels: runs of single rows, and groups that
-/// fail [`group_ok`], go to `plain`; each usable group goes to `group` when values are
-/// computed (`values` and `vals` given), else its first row goes to `plain` and its
-/// columns are copied to the group's other rows. Both get the rows and exactly their
-/// slices of `cols`/`vals`.
-#[allow(clippy::too_many_arguments)]
-fn walk_groups<'m, V: Scalar, O: Idx, I: Idx, J: Idx>(
+/// fail [`group_ok`], go to the row kernel; each usable group goes to [`fill_group`] when
+/// values are computed, else its first row goes to the row kernel and its columns are
+/// copied to the group's other rows. `BY_VALUE` picks the value kernels
+/// ([`fill_rows_by_value`]) over the slot kernels.
+fn walk_groups<V: Scalar, O: Idx, I: Idx, J: Idx, const BY_VALUE: bool>(
     ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
+    p: &Product<'_, O, I, V>,
     groups: &RowGroups,
-    values: Option<(&'m [V], &'m [V])>,
     rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
     cols: &mut [J],
     mut vals: Option<&mut [V]>,
-    mut plain: impl FnMut(
-        &mut DenseRows<V>,
-        std::ops::Range<usize>,
-        &mut [J],
-        Option<&mut [V]>,
-    ) -> Result<()>,
-    mut group: impl FnMut(
-        &mut DenseRows<V>,
-        (&'m [V], &'m [V]),
-        std::ops::Range<usize>,
-        &mut [J],
-        &mut [V],
-    ) -> Result<()>,
 ) -> Result<()> {
+    let plain = |ws: &mut DenseRows<V>, r, c: &mut [J], v: Option<&mut [V]>| {
+        if BY_VALUE {
+            fill_rows_by_value_plain(ws, p, r, c, v)
+        } else {
+            fill_rows_plain(ws, p, r, c, v)
+        }
+    };
+    let values = value_pair(p.a, p.b, vals.is_some());
+    let row_ptr = p.plan.row_ptr;
     let off0 = row_ptr[rows.start];
     let mut done = rows.start;
     for g in groups.within(rows.clone()) {
-        if !group_ok(a, row_ptr, &g) {
+        if !group_ok(p.a, row_ptr, &g) {
             continue;
         }
         let (cs, ce, ge) = (
@@ -555,7 +551,14 @@ fn walk_groups<'m, V: Scalar, O: Idx, I: Idx, J: Idx>(
         let v = vals.as_deref_mut().map(|v| &mut v[cs..ce]);
         plain(ws, done..g.start, &mut cols[cs..ce], v)?;
         match (values, vals.as_deref_mut()) {
-            (Some(pair), Some(v)) => group(ws, pair, g.clone(), &mut cols[ce..ge], &mut v[ce..ge])?,
+            (Some(pair), Some(v)) => fill_group::<V, O, I, J, BY_VALUE>(
+                ws,
+                p,
+                pair,
+                g.clone(),
+                &mut cols[ce..ge],
+                &mut v[ce..ge],
+            )?,
             _ => {
                 let n = row_ptr[g.start + 1] - row_ptr[g.start];
                 let c = &mut cols[ce..ge];
@@ -602,62 +605,80 @@ fn copy_first_row<J: Idx>(cols: &mut [J], n: usize) {
 }
 
 /// The rows `g` of A (2..=[`LANES`] rows with the same column list, and rows of C of the
-/// same length in the plan: see [`group_ok`]) through the slot kernel at once: the
-/// columns are found once ([`accumulate_group_slots`]), each lane summed as
-/// [`fill_rows_plain`] sums its row (bitwise its values), the columns emitted (and sorted)
-/// once and copied to the other rows. `cols`/`vals` hold exactly the group's entries.
-#[allow(clippy::too_many_arguments)]
-fn fill_group<V: Scalar, O: Idx, I: Idx, J: Idx>(
+/// same length in the plan: see [`group_ok`]) at once: the columns are found once, each
+/// lane summed as the row kernel sums its row (bitwise its values), the columns emitted
+/// (and sorted) once and copied to the other rows. `BY_VALUE`: the sums are kept in a
+/// value per column of C and lane ([`accumulate_group_by_value`], -0.0 between groups),
+/// else by slot ([`accumulate_group_slots`]). `cols`/`vals` hold exactly the group's
+/// entries.
+fn fill_group<V: Scalar, O: Idx, I: Idx, J: Idx, const BY_VALUE: bool>(
     ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
+    p: &Product<'_, O, I, V>,
+    (av, bv): (&[V], &[V]),
     g: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    sorted: bool,
-    c_base: usize,
     cols: &mut [J],
     vals: &mut [V],
 ) -> Result<()> {
+    let (a, b, row_ptr) = (p.a, p.b, p.plan.row_ptr);
     let r = g.len();
     let n = row_ptr[g.start + 1] - row_ptr[g.start];
-    let cap = ws.row_cols.len();
-    let t = accumulate_group_slots(
-        &mut ws.pos,
-        &mut ws.row_cols,
-        &mut ws.row_lanes[..cap],
-        a,
-        b,
-        av,
-        bv,
-        g.clone(),
-    );
+    let b_base = b.base();
+    let slots = b.ncols() + b_base;
+    let neg0 = [V::NEG_ZERO; LANES];
+    let t = if BY_VALUE {
+        let stamp = next_stamp(ws.stamp, &mut ws.mark);
+        ws.stamp = stamp;
+        accumulate_group_by_value(
+            &mut ws.lanes[..slots],
+            &mut ws.mark[..slots],
+            stamp,
+            &mut ws.row_cols,
+            (a, b),
+            (av, bv),
+            g.clone(),
+        )
+    } else {
+        let cap = ws.row_cols.len();
+        accumulate_group_slots(
+            &mut ws.pos,
+            &mut ws.row_cols,
+            &mut ws.row_lanes[..cap],
+            (a, b),
+            (av, bv),
+            g.clone(),
+        )
+    };
     if t != n {
-        ws.pos.fill(EMPTY);
+        // Forget the group's sums (by slot: every slot this call may have set).
+        if BY_VALUE {
+            ws.lanes[..slots].fill(neg0);
+        } else {
+            ws.pos.fill(EMPTY);
+        }
         return Err(row_len_mismatch(g.start, t, n));
     }
-    let pos = &mut ws.pos[..];
-    let lanes = &ws.row_lanes[..];
-    emit_group(
-        OrderBits {
-            l0: &mut ws.order_bits,
-            l1: &mut ws.order_l1,
-            l2: &mut ws.order_l2,
-        },
-        &mut ws.row_cols[..n],
-        sorted,
-        c_base,
-        r,
-        cols,
-        vals,
-        |c| {
-            let p = &mut pos[c as usize];
-            let d = lanes[*p as usize];
-            *p = EMPTY;
+    let order = OrderBits {
+        l0: &mut ws.order_bits,
+        l1: &mut ws.order_l1,
+        l2: &mut ws.order_l2,
+    };
+    let (sorted, c_base) = (p.plan.sorted, p.plan.c_base);
+    let row_cols = &mut ws.row_cols[..n];
+    if BY_VALUE {
+        let lanes = &mut ws.lanes[b_base..slots];
+        emit_group(order, row_cols, (sorted, c_base), r, cols, vals, |c| {
+            std::mem::replace(&mut lanes[c as usize], neg0)
+        });
+    } else {
+        let pos = &mut ws.pos[..];
+        let lanes = &ws.row_lanes[..];
+        emit_group(order, row_cols, (sorted, c_base), r, cols, vals, |c| {
+            let s = &mut pos[c as usize];
+            let d = lanes[*s as usize];
+            *s = EMPTY;
             d
-        },
-    );
+        });
+    }
     Ok(())
 }
 
@@ -668,15 +689,12 @@ fn fill_group<V: Scalar, O: Idx, I: Idx, J: Idx>(
 /// stored, the others added), unused lanes zero products. Returns the distinct columns.
 /// Its own function, like [`accumulate_row`].
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
 fn accumulate_group_slots<V: Scalar, O: Idx, I: Idx>(
     pos: &mut [u32],
     row_cols: &mut [u32],
     row_lanes: &mut [[V; LANES]],
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
     rows: std::ops::Range<usize>,
 ) -> usize {
     let last = row_cols.len() - 1;
@@ -719,12 +737,10 @@ fn accumulate_group_slots<V: Scalar, O: Idx, I: Idx>(
 /// lane by lane (and resets them), lane l written to row l of `vals` (`cols`/`vals` hold
 /// exactly the group's entries, n per row).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn emit_group<V: Scalar, J: Idx>(
     order: OrderBits<'_>,
     row_cols: &mut [u32],
-    sorted: bool,
-    c_base: usize,
+    (sorted, c_base): (bool, usize),
     r: usize,
     cols: &mut [J],
     vals: &mut [V],
@@ -766,18 +782,15 @@ fn emit_group_first(
 }
 
 /// [`fill_rows`] for single rows.
-#[allow(clippy::too_many_arguments)]
 fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
+    p: &Product<'_, O, I, V>,
     rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    sorted: bool,
-    c_base: usize,
     cols: &mut [J],
     mut vals: Option<&mut [V]>,
 ) -> Result<()> {
+    let (a, b) = (p.a, p.b);
+    let (row_ptr, sorted, c_base) = (p.plan.row_ptr, p.plan.sorted, p.plan.c_base);
     let off0 = row_ptr[rows.start];
     let values = value_pair(a, b, vals.is_some());
     let cap = ws.row_cols.len();
@@ -847,120 +860,13 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
                 l1: &mut ws.order_l1,
                 l2: &mut ws.order_l2,
             },
-            row_cols,
-            n,
+            (row_cols, n),
             row_vals,
-            sorted,
-            c_base,
+            (sorted, c_base),
             &mut cols[s..e],
             values.and(vals.as_deref_mut().map(|v| &mut v[s..e])),
         );
     }
-    Ok(())
-}
-
-/// [`fill_rows`] for rows with many products per entry: no slot per column, the sums are
-/// kept in a value per column of C (see [`accumulate_row`]). Same contract and output
-/// (bitwise) as [`fill_rows`], groups included (through [`fill_group_by_value`] while its
-/// lanes fit the replay's budget per thread); needs [`DenseRows::prepare_by_value`].
-#[allow(clippy::too_many_arguments)]
-pub fn fill_rows_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
-    ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    groups: Option<&RowGroups>,
-    rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    sorted: bool,
-    c_base: usize,
-    cols: &mut [J],
-    vals: Option<&mut [V]>,
-) -> Result<()> {
-    let values = value_pair(a, b, vals.is_some());
-    let slots = b.ncols() + b.base();
-    let lane_bytes = slots
-        .saturating_mul(LANES)
-        .saturating_mul(std::mem::size_of::<V>());
-    let groups = groups.filter(|g| {
-        g.nrows() == a.nrows()
-            && (values.is_none() || lane_bytes <= crate::exec::REPLAY_MAX_DENSE_BYTES)
-    });
-    let Some(groups) = groups else {
-        return fill_rows_by_value_plain(ws, a, b, rows, row_ptr, sorted, c_base, cols, vals);
-    };
-    if values.is_some() && ws.lanes.len() < slots {
-        let neg0 = [V::NEG_ZERO; LANES];
-        try_grow(&mut ws.lanes, slots, neg0, "dense accumulator group values")?;
-    }
-    walk_groups(
-        ws,
-        a,
-        groups,
-        values,
-        rows,
-        row_ptr,
-        cols,
-        vals,
-        |ws, r, c, v| fill_rows_by_value_plain(ws, a, b, r, row_ptr, sorted, c_base, c, v),
-        |ws, (av, bv), g, c, v| {
-            fill_group_by_value(ws, a, b, av, bv, g, row_ptr, sorted, c_base, c, v)
-        },
-    )
-}
-
-/// [`fill_group`] for the value kernel: the group's sums in `lanes` (a value per column
-/// of C and lane, -0.0 between groups, see [`accumulate_group_by_value`]).
-#[allow(clippy::too_many_arguments)]
-fn fill_group_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
-    ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
-    g: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    sorted: bool,
-    c_base: usize,
-    cols: &mut [J],
-    vals: &mut [V],
-) -> Result<()> {
-    let r = g.len();
-    let n = row_ptr[g.start + 1] - row_ptr[g.start];
-    let b_base = b.base();
-    let slots = b.ncols() + b_base;
-    let stamp = next_stamp(ws.stamp, &mut ws.mark);
-    ws.stamp = stamp;
-    let neg0 = [V::NEG_ZERO; LANES];
-    let t = accumulate_group_by_value(
-        &mut ws.lanes[..slots],
-        &mut ws.mark[..slots],
-        stamp,
-        &mut ws.row_cols,
-        a,
-        b,
-        av,
-        bv,
-        g.clone(),
-    );
-    if t != n {
-        ws.lanes[..slots].fill(neg0);
-        return Err(row_len_mismatch(g.start, t, n));
-    }
-    let lanes = &mut ws.lanes[b_base..slots];
-    emit_group(
-        OrderBits {
-            l0: &mut ws.order_bits,
-            l1: &mut ws.order_l1,
-            l2: &mut ws.order_l2,
-        },
-        &mut ws.row_cols[..n],
-        sorted,
-        c_base,
-        r,
-        cols,
-        vals,
-        |c| std::mem::replace(&mut lanes[c as usize], neg0),
-    );
     Ok(())
 }
 
@@ -969,16 +875,13 @@ fn fill_group_by_value<V: Scalar, O: Idx, I: Idx, J: Idx>(
 /// as in [`accumulate_row`]; unused lanes zero products). A column is new only while lane
 /// 0 is zero, so only then is its mark looked at.
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
 fn accumulate_group_by_value<V: Scalar, O: Idx, I: Idx>(
     lanes: &mut [[V; LANES]],
     mark: &mut [u32],
     stamp: u32,
     row_cols: &mut [u32],
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
     rows: std::ops::Range<usize>,
 ) -> usize {
     let entries = GroupEntries::new(a, rows);
@@ -1005,18 +908,15 @@ fn accumulate_group_by_value<V: Scalar, O: Idx, I: Idx>(
 }
 
 /// [`fill_rows_by_value`] for single rows.
-#[allow(clippy::too_many_arguments)]
 fn fill_rows_by_value_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     ws: &mut DenseRows<V>,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
+    p: &Product<'_, O, I, V>,
     rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    sorted: bool,
-    c_base: usize,
     cols: &mut [J],
     mut vals: Option<&mut [V]>,
 ) -> Result<()> {
+    let (a, b) = (p.a, p.b);
+    let (row_ptr, sorted, c_base) = (p.plan.row_ptr, p.plan.sorted, p.plan.c_base);
     let off0 = row_ptr[rows.start];
     let values = value_pair(a, b, vals.is_some());
     let b_base = b.base();
@@ -1030,15 +930,13 @@ fn fill_rows_by_value_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
         stamp = next_stamp(stamp, &mut ws.mark);
         let mark = &mut ws.mark[..slots];
         let t = match values {
-            Some((av, bv)) => accumulate_row(
+            Some(pair) => accumulate_row(
                 &mut ws.dense[..slots],
                 mark,
                 stamp,
                 &mut ws.row_cols,
-                a,
-                b,
-                av,
-                bv,
+                (a, b),
+                pair,
                 i,
             ),
             None => pattern_row(mark, stamp, &mut ws.row_cols, a, b, i),
@@ -1088,16 +986,13 @@ fn fill_rows_by_value_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
 /// the row loop): inlined, the loop ran short of registers and reloaded two pointers from
 /// the stack per product.
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
 fn accumulate_row<V: Scalar, O: Idx, I: Idx>(
     dense: &mut [V],
     mark: &mut [u32],
     stamp: u32,
     row_cols: &mut [u32],
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
     i: usize,
 ) -> usize {
     let b_base = b.base();
@@ -1296,15 +1191,12 @@ impl OrderBits<'_> {
 /// [`OrderBits::visit_in_order`]). Short rows, and rows too sparse even for the summary
 /// levels, are sorted.
 #[inline]
-#[allow(clippy::too_many_arguments)]
 fn emit_row<V: Scalar, J: Idx>(
     pos: &mut [u32],
     mut order: OrderBits<'_>,
-    row_cols: &mut [u32],
-    n: usize,
+    (row_cols, n): (&mut [u32], usize),
     row_vals: &[V],
-    sorted: bool,
-    c_base: usize,
+    (sorted, c_base): (bool, usize),
     cols: &mut [J],
     mut vals: Option<&mut [V]>,
 ) -> OrderPath {
@@ -1425,122 +1317,33 @@ pub struct Counted {
     /// Flop-balanced row chunks for the numeric phase (see
     /// [`crate::cpu::partition::balanced_chunks`]).
     pub chunks: Vec<usize>,
-    pub max_row_flops: u64,
     pub max_row_nnz: usize,
-}
-
-/// Dense symbolic phase over all rows of A on the current rayon pool: row sizes of C and
-/// flops in one pass. Rows are split by A's nonzeros (the flops are not known yet);
-/// several chunks per worker even out the rest. Each chunk also returns its sums and
-/// maxima, so the prefix sums over the rows are one parallel pass (each chunk adds the
-/// totals of the chunks before it) instead of a serial one plus a pass for the maxima.
-pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
-    pool: &WorkspacePool,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    cb: Option<&CompressedRows>,
-    groups: Option<&RowGroups>,
-    threads: usize,
-    prefetch: bool,
-) -> Result<Counted> {
-    let m = a.nrows();
-    let k = b.ncols();
-    let mut row_ptr = try_zeroed_vec::<usize>(m + 1, "row offsets of C")?;
-    let nblocks = m.div_ceil(FLOP_BLOCK);
-    // block_prefix[q] = flops of rows 0..q * FLOP_BLOCK (after the prefix pass below).
-    let mut block_prefix = try_zeroed_vec::<u64>(nblocks + 1, "flop counts")?;
-    let a0 = a.row_start(0);
-    // Chunk boundaries on whole flop blocks, so each block's sum is written by one chunk.
-    let mut chunks = vec![0usize];
-    for r in balanced_chunks_by(m, threads, |i| (a.row_start(i).wrapping_sub(a0) + i) as u64) {
-        let r = if r == m {
-            m
-        } else {
-            r / FLOP_BLOCK * FLOP_BLOCK
-        };
-        if r > *chunks.last().unwrap() {
-            chunks.push(r);
-        }
-    }
-    if m == 0 {
-        chunks.push(0);
-    }
-    let block_bounds: Vec<usize> = chunks.iter().map(|&r| r.div_ceil(FLOP_BLOCK)).collect();
-    let totals: Vec<ChunkTotals> = {
-        let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
-        let flop_pieces = split_at_bounds(&mut block_prefix[1..], &block_bounds);
-        nnz_pieces
-            .into_par_iter()
-            .zip(flop_pieces)
-            .zip(chunks.par_windows(2))
-            .map(|((np, fp), w)| {
-                pool.with(|ws| {
-                    let acc = ws.dense_rows::<V>();
-                    acc.prepare_symbolic(k, cb.is_some(), prefetch)?;
-                    Ok(count_rows(acc, a, b, cb, groups, w[0]..w[1], np, fp))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?
-    };
-    // Offsets of each chunk: the totals of the chunks before it. A row's count is at
-    // most its flops, so row_ptr cannot overflow before the flops do; the flops are
-    // summed with a check (2^64 multiplications is far beyond any input that fits in
-    // memory, but a wrap would be silently wrong).
-    let overflow = || {
-        crate::error::Error::new(
-            Status::IndexOverflow,
-            "the number of multiplications of A*B exceeds 2^64",
-        )
-    };
-    let mut starts = Vec::with_capacity(totals.len());
-    let (mut n0, mut f0) = (0usize, 0u64);
-    let (mut max_row_nnz, mut max_row_flops) = (0usize, 0u64);
-    for t in &totals {
-        if t.overflow {
-            return Err(overflow());
-        }
-        starts.push((n0, f0));
-        n0 += t.nnz;
-        f0 = f0.checked_add(t.flops).ok_or_else(overflow)?;
-        max_row_nnz = max_row_nnz.max(t.max_nnz);
-        max_row_flops = max_row_flops.max(t.max_flops);
-    }
-    {
-        let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
-        nnz_pieces
-            .into_par_iter()
-            .zip(&starts)
-            .for_each(|(np, &(mut n, _))| {
-                for x in np.iter_mut() {
-                    n += *x;
-                    *x = n;
-                }
-            });
-    }
-    // A few thousand block sums at most per million rows: serial.
-    for (q, &(_, f)) in block_bounds.windows(2).zip(&starts) {
-        let mut f = f;
-        for x in &mut block_prefix[q[0] + 1..=q[1]] {
-            // No overflow: the chunk totals were summed with a check.
-            f += *x;
-            *x = f;
-        }
-    }
-    let numeric_chunks = balanced_chunks_blocked(m, FLOP_BLOCK, &block_prefix, threads, |i| {
-        a.row_range(i).map(|p| b.row_len(a.col(p)) as u64).sum()
-    });
-    Ok(Counted {
-        row_ptr,
-        flops: f0,
-        chunks: numeric_chunks,
-        max_row_flops,
-        max_row_nnz,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::args::{AccKind, NumericPlan};
+    use crate::error::Status;
+
+    /// The plan parts the row kernels read.
+    fn np<'p>(
+        groups: Option<&'p RowGroups>,
+        row_ptr: &'p [usize],
+        sorted: bool,
+        c_base: usize,
+    ) -> NumericPlan<'p> {
+        NumericPlan {
+            kind: AccKind::Dense,
+            chunks: &[],
+            groups,
+            row_ptr,
+            max_row_nnz: 0,
+            sorted,
+            c_base,
+            prefetch: false,
+        }
+    }
     use crate::cpu::compress;
 
     /// A banded n x n pattern with `w` entries per row starting at column i (wrapped),
@@ -1574,14 +1377,13 @@ mod tests {
             ws.prefetch = pass == 1;
             let nb = m.div_ceil(FLOP_BLOCK);
             let mut blocks = vec![0u64; nb];
-            let t = count_rows(&mut ws, a, a, cb, None, 0..m, &mut nnz, &mut blocks);
+            let t = count_rows(&mut ws, (a, a), cb, None, 0..m, &mut nnz, &mut blocks);
             let per_row: u64 = (0..m)
                 .map(|i| {
                     let mut one = [0u64];
                     count_rows(
                         &mut ws,
-                        a,
-                        a,
+                        (a, a),
                         cb,
                         None,
                         i..i + 1,
@@ -1660,13 +1462,13 @@ mod tests {
                 let mut cols = vec![0i64; n];
                 let v = with_vals.then_some(&mut vals[..]);
                 let (pos, rc, rv) = (&mut ws.pos, &mut ws.row_cols, &ws.row_vals);
-                paths.push(emit_row(pos, order, rc, n, rv, true, 1, &mut cols, v));
+                paths.push(emit_row(pos, order, (rc, n), rv, (true, 1), &mut cols, v));
                 cols.iter().map(|&c| c as u64).collect()
             } else {
                 let mut cols = vec![0i32; n];
                 let v = with_vals.then_some(&mut vals[..]);
                 let (pos, rc, rv) = (&mut ws.pos, &mut ws.row_cols, &ws.row_vals);
-                paths.push(emit_row(pos, order, rc, n, rv, true, 0, &mut cols, v));
+                paths.push(emit_row(pos, order, (rc, n), rv, (true, 0), &mut cols, v));
                 cols.iter().map(|&c| c as u64).collect()
             };
             let want_cols: Vec<u64> = want.iter().map(|&c| (c as usize + base) as u64).collect();
@@ -1788,7 +1590,18 @@ mod tests {
         let run = |ws: &mut DenseRows<f64>, rp: &[usize], sorted: bool| {
             let mut c = vec![0i32; rp[n]];
             let mut v = vec![0f64; rp[n]];
-            fill_rows(ws, &a, &a, None, 0..n, rp, sorted, 0, &mut c, Some(&mut v)).map(|()| (c, v))
+            fill_rows(
+                ws,
+                &Product {
+                    a: &a,
+                    b: &a,
+                    plan: &np(None, rp, sorted, 0),
+                },
+                0..n,
+                &mut c,
+                Some(&mut v),
+            )
+            .map(|()| (c, v))
         };
         // A plan that claims one entry fewer in row 7 (and a too small bound), then one more.
         ws.prepare_numeric(n, max_row - 1, true, false).unwrap();
@@ -1878,13 +1691,12 @@ mod tests {
                     let v = with_vals.then_some(&mut v1[s..e]);
                     fill_rows(
                         &mut slot_ws,
-                        &a,
-                        &a,
-                        None,
+                        &Product {
+                            a: &a,
+                            b: &a,
+                            plan: &np(None, &row_ptr, sorted, c_base),
+                        },
                         r.clone(),
-                        &row_ptr,
-                        sorted,
-                        c_base,
                         &mut c1[s..e],
                         v,
                     )
@@ -1892,13 +1704,12 @@ mod tests {
                     let v = with_vals.then_some(&mut v2[s..e]);
                     fill_rows_by_value(
                         &mut value_ws,
-                        &a,
-                        &a,
-                        None,
+                        &Product {
+                            a: &a,
+                            b: &a,
+                            plan: &np(None, &row_ptr, sorted, c_base),
+                        },
                         r,
-                        &row_ptr,
-                        sorted,
-                        c_base,
                         &mut c2[s..e],
                         v,
                     )
@@ -1918,13 +1729,12 @@ mod tests {
             let (mut c, mut v) = (vec![0i32; total], vec![0f64; total]);
             let e = fill_rows_by_value(
                 &mut value_ws,
-                &a,
-                &a,
-                None,
+                &Product {
+                    a: &a,
+                    b: &a,
+                    plan: &np(None, &short, false, 0),
+                },
                 0..n,
-                &short,
-                false,
-                0,
                 &mut c,
                 Some(&mut v),
             )
@@ -1934,13 +1744,12 @@ mod tests {
             assert!(value_ws.dense.iter().all(|x| x.to_bits() == neg0));
             fill_rows_by_value(
                 &mut value_ws,
-                &a,
-                &a,
-                None,
+                &Product {
+                    a: &a,
+                    b: &a,
+                    plan: &np(None, &row_ptr, false, 0),
+                },
                 0..n,
-                &row_ptr,
-                false,
-                0,
                 &mut c,
                 Some(&mut v),
             )
@@ -1948,13 +1757,12 @@ mod tests {
             let (mut c1, mut v1) = (vec![0i32; total], vec![0f64; total]);
             fill_rows(
                 &mut slot_ws,
-                &a,
-                &a,
-                None,
+                &Product {
+                    a: &a,
+                    b: &a,
+                    plan: &np(None, &row_ptr, false, 0),
+                },
                 0..n,
-                &row_ptr,
-                false,
-                0,
                 &mut c1,
                 Some(&mut v1),
             )

@@ -6,41 +6,20 @@
 
 use rayon::prelude::*;
 
+use crate::common::csr::CsrRef;
 use crate::cpu::accum::Accumulator;
+use crate::cpu::args::{AccKind, Product};
 use crate::cpu::compress::CompressedRows;
-use crate::cpu::dense;
+use crate::cpu::dense::{self, FLOP_BLOCK};
+use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups};
 use crate::cpu::stream;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
+use crate::cpu::util::{row_len_mismatch, split_at_bounds, value_pair};
 use crate::cpu::workspace::WorkspacePool;
-use crate::csr::CsrRef;
-use crate::error::{Error, Result, Status, err};
+use crate::error::{Result, Status, err};
+use crate::platform::alloc::try_zeroed_vec;
 use crate::types::{Idx, Scalar};
-
-/// Which accumulator family a kernel runs with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AccKind {
-    /// KKDENSE: O(k) arrays per thread.
-    Dense,
-    /// KKDENSE numeric with a value per column instead of a slot
-    /// ([`dense::fill_rows_by_value`]): for rows with many products per entry.
-    DenseByValue,
-    /// KKMEM: two-level linked-list hash map.
-    Linked,
-    /// KKLP: two-level linear probing.
-    Probe,
-}
-
-/// Splits `data` into consecutive pieces that start at `starts[c] - starts[0]`.
-pub fn split_at_bounds<'s, T>(mut data: &'s mut [T], starts: &[usize]) -> Vec<&'s mut [T]> {
-    let mut out = Vec::with_capacity(starts.len().saturating_sub(1));
-    for w in starts.windows(2) {
-        let (head, tail) = data.split_at_mut(w[1] - w[0]);
-        out.push(head);
-        data = tail;
-    }
-    out
-}
 
 /// Symbolic kernel for one chunk: `out[i - rows.start]` = distinct columns of row i.
 fn count_rows<V: Scalar, O: Idx, I: Idx, S: SymbolicAcc>(
@@ -79,15 +58,12 @@ fn count_rows<V: Scalar, O: Idx, I: Idx, S: SymbolicAcc>(
 
 /// Symbolic phase: fills `row_nnz[i]` with the number of distinct columns of row i of C.
 /// `cb` is B compressed (or `None`); `max_keys` bounds the distinct words of any row.
-#[allow(clippy::too_many_arguments)]
 pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     pool: &WorkspacePool,
     kind: AccKind,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
     cb: Option<&CompressedRows>,
-    chunks: &[usize],
-    flop_prefix: &[u64],
+    (chunks, flop_prefix): (&[usize], &[u64]),
     max_keys: usize,
     row_nnz: &mut [usize],
 ) -> Result<()> {
@@ -121,44 +97,16 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
         })
 }
 
-/// The error of a row of C whose entries (`got`) differ from the plan's count (`planned`):
-/// A's or B's structure changed after the symbolic phase (every kernel checks this).
-pub(crate) fn row_len_mismatch(row: usize, got: usize, planned: usize) -> Error {
-    Error::new(
-        Status::PlanMismatch,
-        format!(
-            "row {row} of C has {got} entries but the plan has {planned}: the structure of A or B changed since the symbolic phase"
-        ),
-    )
-}
-
-/// A's and B's values when the numeric kernels are to compute C's values (`want`: the
-/// caller passed a value array) and both inputs carry them; `None` runs a structure-only
-/// product.
-pub(crate) fn value_pair<'m, O: Idx, I: Idx, V: Scalar>(
-    a: &CsrRef<'m, O, I, V>,
-    b: &CsrRef<'m, O, I, V>,
-    want: bool,
-) -> Option<(&'m [V], &'m [V])> {
-    match (a.values(), b.values(), want) {
-        (Some(av), Some(bv), true) => Some((av, bv)),
-        _ => None,
-    }
-}
-
 /// Numeric kernel for one chunk of rows; `cols`/`vals` hold exactly those rows' entries.
-#[allow(clippy::too_many_arguments)]
 fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx, A: Accumulator<V>>(
     acc: &mut A,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
+    p: &Product<'_, O, I, V>,
     rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    sorted: bool,
-    c_base: usize,
     cols: &mut [J],
     mut vals: Option<&mut [V]>,
 ) -> Result<()> {
+    let (a, b) = (p.a, p.b);
+    let (row_ptr, sorted, c_base) = (p.plan.row_ptr, p.plan.sorted, p.plan.c_base);
     let off0 = row_ptr[rows.start];
     let values = value_pair(a, b, vals.is_some());
     for i in rows {
@@ -210,90 +158,55 @@ fn pieces<'o, J, V>(
     (col_pieces, val_pieces)
 }
 
-/// Numeric kernel for one chunk with the accumulator `kind` from worker workspace `ws`.
-#[allow(clippy::too_many_arguments)]
+/// Numeric kernel for one chunk with the plan's accumulator from worker workspace `ws`.
 fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
     ws: &mut crate::cpu::workspace::Workspace,
-    kind: AccKind,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    groups: Option<&RowGroups>,
+    p: &Product<'_, O, I, V>,
     rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    max_row_nnz: usize,
-    sorted: bool,
-    c_base: usize,
-    prefetch: bool,
     cp: &mut [J],
     vp: Option<&mut [V]>,
 ) -> Result<()> {
-    let k = b.ncols();
-    match kind {
+    let np = p.plan;
+    let k = p.b.ncols();
+    match np.kind {
         AccKind::Dense => {
             let acc = ws.dense_rows::<V>();
-            acc.prepare_numeric(k, max_row_nnz, sorted, prefetch)?;
-            dense::fill_rows(acc, a, b, groups, rows, row_ptr, sorted, c_base, cp, vp)
+            acc.prepare_numeric(k, np.max_row_nnz, np.sorted, np.prefetch)?;
+            dense::fill_rows(acc, p, rows, cp, vp)
         }
         AccKind::DenseByValue => {
             let acc = ws.dense_rows::<V>();
-            acc.prepare_by_value(k, max_row_nnz, sorted, vp.is_some())?;
-            dense::fill_rows_by_value(acc, a, b, groups, rows, row_ptr, sorted, c_base, cp, vp)
+            acc.prepare_by_value(k, np.max_row_nnz, np.sorted, vp.is_some())?;
+            dense::fill_rows_by_value(acc, p, rows, cp, vp)
         }
         AccKind::Linked => {
             let acc = ws.linked::<V>();
-            acc.prepare(max_row_nnz)?;
-            fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+            acc.prepare(np.max_row_nnz)?;
+            fill_rows(acc, p, rows, cp, vp)
         }
         AccKind::Probe => {
             let acc = ws.probe::<V>();
-            acc.prepare(max_row_nnz)?;
-            fill_rows(acc, a, b, rows, row_ptr, sorted, c_base, cp, vp)
+            acc.prepare(np.max_row_nnz)?;
+            fill_rows(acc, p, rows, cp, vp)
         }
     }
 }
 
-/// Numeric phase: writes C's column indices (plus `c_base`) and, when `vals` is given and
-/// A and B carry values, C's values.
-#[allow(clippy::too_many_arguments)]
+/// Numeric phase: writes C's column indices (plus the plan's `c_base`) and, when `vals` is
+/// given and A and B carry values, C's values.
 pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
     pool: &WorkspacePool,
-    kind: AccKind,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    chunks: &[usize],
-    groups: Option<&RowGroups>,
-    row_ptr: &[usize],
-    max_row_nnz: usize,
-    sorted: bool,
-    c_base: usize,
-    prefetch: bool,
+    p: &Product<'_, O, I, V>,
     cols: &mut [J],
     vals: Option<&mut [V]>,
 ) -> Result<()> {
-    let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
+    let chunks = p.plan.chunks;
+    let (col_pieces, val_pieces) = pieces(chunks, p.plan.row_ptr, cols, vals);
     col_pieces
         .into_par_iter()
         .zip(val_pieces)
         .zip(chunks.par_windows(2))
-        .try_for_each(|((cp, vp), w)| {
-            pool.with(|ws| {
-                fill_chunk(
-                    ws,
-                    kind,
-                    a,
-                    b,
-                    groups,
-                    w[0]..w[1],
-                    row_ptr,
-                    max_row_nnz,
-                    sorted,
-                    c_base,
-                    prefetch,
-                    cp,
-                    vp,
-                )
-            })
-        })
+        .try_for_each(|((cp, vp), w)| pool.with(|ws| fill_chunk(ws, p, w[0]..w[1], cp, vp)))
 }
 
 /// Digest of C's column indices as the caller's array holds them: a wrapping sum over
@@ -379,14 +292,11 @@ pub fn chunk_digests<J: Idx>(chunks: &[usize], row_ptr: &[usize], cols: &[J]) ->
 ///
 /// With `STREAM` C's values are written with non-temporal stores (see
 /// [`REPLAY_STREAM_MIN_BYTES`]) and the chunk ends with a store fence.
-#[allow(clippy::too_many_arguments)]
 fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: bool>(
     dense: &mut [V],
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
     rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    c_base: usize,
+    (row_ptr, c_base): (&[usize], usize),
     cols: &[J],
     vals: Option<&mut [V]>,
     want: u64,
@@ -402,12 +312,9 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: 
         let row = &cols[s..e];
         in_range &= replay_row::<V, O, I, J, STREAM, PF>(
             dense,
-            a,
-            b,
-            av,
-            bv,
-            i,
-            c_base,
+            (a, b),
+            (av, bv),
+            (i, c_base),
             row,
             &mut vals[s..e],
         );
@@ -429,20 +336,17 @@ fn replay_rows<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: 
 /// in the order [`replay_rows`] sums its row, so the values are bitwise the same. Single
 /// rows go through `dense` as in [`replay_rows`]. Returns as [`replay_rows`]; on `false` both
 /// arrays must be reset.
-#[allow(clippy::too_many_arguments)]
 fn replay_rows_grouped<V: Scalar, O: Idx, I: Idx, J: Idx>(
-    dense: &mut [V],
-    lanes: &mut [[V; LANES]],
+    (dense, lanes): (&mut [V], &mut [[V; LANES]]),
     groups: &RowGroups,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
+    p: &Product<'_, O, I, V>,
     rows: std::ops::Range<usize>,
-    row_ptr: &[usize],
-    c_base: usize,
     cols: &[J],
     vals: &mut [V],
     want: u64,
 ) -> bool {
+    let (a, b) = (p.a, p.b);
+    let (row_ptr, c_base) = (p.plan.row_ptr, p.plan.c_base);
     let (Some(av), Some(bv)) = (a.values(), b.values()) else {
         return rows_digest(cols, row_ptr, rows) == want;
     };
@@ -462,7 +366,12 @@ fn replay_rows_grouped<V: Scalar, O: Idx, I: Idx, J: Idx>(
                 let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
                 let (row, out) = (&cols[s..e], &mut vals[s..e]);
                 in_range &= replay_row::<V, O, I, J, false, false>(
-                    dense, a, b, av, bv, i, c_base, row, out,
+                    dense,
+                    (a, b),
+                    (av, bv),
+                    (i, c_base),
+                    row,
+                    out,
                 );
                 digest.extend(&cols[s..e]);
             }
@@ -525,15 +434,11 @@ fn accumulate_group<V: Scalar, O: Idx, I: Idx>(
 /// `row` (C's, plus `c_base`) into `vals` (with `STREAM`, non-temporal stores: the caller
 /// fences) and resets them; false if a column is out of range.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: bool>(
     dense: &mut [V],
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
-    i: usize,
-    c_base: usize,
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    (i, c_base): (usize, usize),
     row: &[J],
     vals: &mut [V],
 ) -> bool {
@@ -614,29 +519,23 @@ pub struct ReplayReport {
 /// `cols` when they still have the recorded digest and only recomputes values; a chunk
 /// whose columns differ (a fresh or changed array) is computed afresh with `kind`. Only
 /// valid when the structure of A and B is the plan's (checked by the caller).
-#[allow(clippy::too_many_arguments)]
 pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     pool: &WorkspacePool,
-    kind: AccKind,
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    chunks: &[usize],
-    row_ptr: &[usize],
-    max_row_nnz: usize,
-    sorted: bool,
+    p: &Product<'_, O, I, V>,
     digests: &[u64],
-    groups: Option<&RowGroups>,
-    c_base: usize,
-    prefetch: bool,
     cols: &mut [J],
     vals: Option<&mut [V]>,
 ) -> Result<ReplayReport> {
+    let (a, b, np) = (p.a, p.b, p.plan);
+    let (chunks, row_ptr, c_base, prefetch) = (np.chunks, np.row_ptr, np.c_base, np.prefetch);
     let k = b.ncols();
     // The lanes take LANES values per column: only while they fit the replay's budget.
     let lane_bytes = k
         .saturating_mul(LANES)
         .saturating_mul(std::mem::size_of::<V>());
-    let lane_groups = groups.filter(|_| lane_bytes <= crate::exec::REPLAY_MAX_DENSE_BYTES);
+    let lane_groups = np
+        .groups
+        .filter(|_| lane_bytes <= crate::cpu::args::REPLAY_MAX_DENSE_BYTES);
     let with_values = vals.is_some();
     let streamed = cols.len().saturating_mul(std::mem::size_of::<V>()) >= REPLAY_STREAM_MIN_BYTES;
     let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
@@ -652,26 +551,20 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                 if let (Some(g), Some(vals)) = (lane_groups, vp.as_deref_mut()) {
                     let (dense, lanes) = ws.replay_grouped::<V>();
                     if dense.len() < k {
-                        crate::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
+                        crate::platform::alloc::try_grow(
+                            dense,
+                            k,
+                            V::NEG_ZERO,
+                            "replay value array",
+                        )?;
                     }
                     if lanes.len() < k {
                         let neg0 = [V::NEG_ZERO; LANES];
-                        crate::alloc::try_grow(lanes, k, neg0, "grouped replay values")?;
+                        crate::platform::alloc::try_grow(lanes, k, neg0, "grouped replay values")?;
                     }
                     let (dense, lanes) = (&mut dense[..k], &mut lanes[..k]);
-                    let ok = replay_rows_grouped(
-                        dense,
-                        lanes,
-                        g,
-                        a,
-                        b,
-                        rows.clone(),
-                        row_ptr,
-                        c_base,
-                        cp,
-                        vals,
-                        want,
-                    );
+                    let ok =
+                        replay_rows_grouped((dense, lanes), g, p, rows.clone(), cp, vals, want);
                     if ok {
                         return Ok(());
                     }
@@ -680,22 +573,51 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                 } else if with_values {
                     let dense = ws.replay::<V>();
                     if dense.len() < k {
-                        crate::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
+                        crate::platform::alloc::try_grow(
+                            dense,
+                            k,
+                            V::NEG_ZERO,
+                            "replay value array",
+                        )?;
                     }
                     let dense = &mut dense[..k];
                     let (r, vals) = (rows.clone(), vp.as_deref_mut());
                     let ok = match (streamed, prefetch) {
                         (true, false) => replay_rows::<V, O, I, J, true, false>(
-                            dense, a, b, r, row_ptr, c_base, cp, vals, want,
+                            dense,
+                            (a, b),
+                            r,
+                            (row_ptr, c_base),
+                            cp,
+                            vals,
+                            want,
                         ),
                         (false, false) => replay_rows::<V, O, I, J, false, false>(
-                            dense, a, b, r, row_ptr, c_base, cp, vals, want,
+                            dense,
+                            (a, b),
+                            r,
+                            (row_ptr, c_base),
+                            cp,
+                            vals,
+                            want,
                         ),
                         (true, true) => replay_rows::<V, O, I, J, true, true>(
-                            dense, a, b, r, row_ptr, c_base, cp, vals, want,
+                            dense,
+                            (a, b),
+                            r,
+                            (row_ptr, c_base),
+                            cp,
+                            vals,
+                            want,
                         ),
                         (false, true) => replay_rows::<V, O, I, J, false, true>(
-                            dense, a, b, r, row_ptr, c_base, cp, vals, want,
+                            dense,
+                            (a, b),
+                            r,
+                            (row_ptr, c_base),
+                            cp,
+                            vals,
+                            want,
                         ),
                     };
                     if ok {
@@ -706,27 +628,128 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                     return Ok(());
                 }
                 refilled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                fill_chunk(
-                    ws,
-                    kind,
-                    a,
-                    b,
-                    groups,
-                    rows,
-                    row_ptr,
-                    max_row_nnz,
-                    sorted,
-                    c_base,
-                    prefetch,
-                    cp,
-                    vp,
-                )
+                fill_chunk(ws, p, rows, cp, vp)
             })
         })?;
     let refilled = refilled.into_inner();
     Ok(ReplayReport {
         replayed: digests.len() - refilled,
         refilled,
+    })
+}
+
+/// Dense symbolic phase over all rows of A on the current rayon pool: row sizes of C and
+/// flops in one pass. Rows are split by A's nonzeros (the flops are not known yet);
+/// several chunks per worker even out the rest. Each chunk also returns its sums and
+/// maxima, so the prefix sums over the rows are one parallel pass (each chunk adds the
+/// totals of the chunks before it) instead of a serial one plus a pass for the maxima.
+pub fn symbolic_dense<O: Idx, I: Idx, V: Scalar>(
+    pool: &WorkspacePool,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    cb: Option<&CompressedRows>,
+    groups: Option<&RowGroups>,
+    threads: usize,
+    prefetch: bool,
+) -> Result<dense::Counted> {
+    let m = a.nrows();
+    let k = b.ncols();
+    let mut row_ptr = try_zeroed_vec::<usize>(m + 1, "row offsets of C")?;
+    let nblocks = m.div_ceil(FLOP_BLOCK);
+    // block_prefix[q] = flops of rows 0..q * FLOP_BLOCK (after the prefix pass below).
+    let mut block_prefix = try_zeroed_vec::<u64>(nblocks + 1, "flop counts")?;
+    let a0 = a.row_start(0);
+    // Chunk boundaries on whole flop blocks, so each block's sum is written by one chunk.
+    let mut chunks = vec![0usize];
+    for r in balanced_chunks_by(m, threads, |i| (a.row_start(i).wrapping_sub(a0) + i) as u64) {
+        let r = if r == m {
+            m
+        } else {
+            r / FLOP_BLOCK * FLOP_BLOCK
+        };
+        if r > *chunks.last().unwrap() {
+            chunks.push(r);
+        }
+    }
+    if m == 0 {
+        chunks.push(0);
+    }
+    let block_bounds: Vec<usize> = chunks.iter().map(|&r| r.div_ceil(FLOP_BLOCK)).collect();
+    let totals: Vec<dense::ChunkTotals> = {
+        let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
+        let flop_pieces = split_at_bounds(&mut block_prefix[1..], &block_bounds);
+        nnz_pieces
+            .into_par_iter()
+            .zip(flop_pieces)
+            .zip(chunks.par_windows(2))
+            .map(|((np, fp), w)| {
+                pool.with(|ws| {
+                    let acc = ws.dense_rows::<V>();
+                    acc.prepare_symbolic(k, cb.is_some(), prefetch)?;
+                    Ok(dense::count_rows(
+                        acc,
+                        (a, b),
+                        cb,
+                        groups,
+                        w[0]..w[1],
+                        np,
+                        fp,
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
+    // Offsets of each chunk: the totals of the chunks before it. A row's count is at
+    // most its flops, so row_ptr cannot overflow before the flops do; the flops are
+    // summed with a check (2^64 multiplications is far beyond any input that fits in
+    // memory, but a wrap would be silently wrong).
+    let overflow = || {
+        crate::error::Error::new(
+            Status::IndexOverflow,
+            "the number of multiplications of A*B exceeds 2^64",
+        )
+    };
+    let mut starts = Vec::with_capacity(totals.len());
+    let (mut n0, mut f0) = (0usize, 0u64);
+    let mut max_row_nnz = 0usize;
+    for t in &totals {
+        if t.overflow {
+            return Err(overflow());
+        }
+        starts.push((n0, f0));
+        n0 += t.nnz;
+        f0 = f0.checked_add(t.flops).ok_or_else(overflow)?;
+        max_row_nnz = max_row_nnz.max(t.max_nnz);
+    }
+    {
+        let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
+        nnz_pieces
+            .into_par_iter()
+            .zip(&starts)
+            .for_each(|(np, &(mut n, _))| {
+                for x in np.iter_mut() {
+                    n += *x;
+                    *x = n;
+                }
+            });
+    }
+    // A few thousand block sums at most per million rows: serial.
+    for (q, &(_, f)) in block_bounds.windows(2).zip(&starts) {
+        let mut f = f;
+        for x in &mut block_prefix[q[0] + 1..=q[1]] {
+            // No overflow: the chunk totals were summed with a check.
+            f += *x;
+            *x = f;
+        }
+    }
+    let numeric_chunks = balanced_chunks_blocked(m, FLOP_BLOCK, &block_prefix, threads, |i| {
+        a.row_range(i).map(|p| b.row_len(a.col(p)) as u64).sum()
+    });
+    Ok(dense::Counted {
+        row_ptr,
+        flops: f0,
+        chunks: numeric_chunks,
+        max_row_nnz,
     })
 }
 
@@ -828,16 +851,40 @@ mod tests {
                 let dn = &mut dense;
                 ok &= match (stream, pf) {
                     (true, false) => replay_rows::<V, J, J, J, true, false>(
-                        dn, &a, &b, r, &row_ptr, base, c, v, d,
+                        dn,
+                        (&a, &b),
+                        r,
+                        (&row_ptr, base),
+                        c,
+                        v,
+                        d,
                     ),
                     (false, false) => replay_rows::<V, J, J, J, false, false>(
-                        dn, &a, &b, r, &row_ptr, base, c, v, d,
+                        dn,
+                        (&a, &b),
+                        r,
+                        (&row_ptr, base),
+                        c,
+                        v,
+                        d,
                     ),
                     (true, true) => replay_rows::<V, J, J, J, true, true>(
-                        dn, &a, &b, r, &row_ptr, base, c, v, d,
+                        dn,
+                        (&a, &b),
+                        r,
+                        (&row_ptr, base),
+                        c,
+                        v,
+                        d,
                     ),
                     (false, true) => replay_rows::<V, J, J, J, false, true>(
-                        dn, &a, &b, r, &row_ptr, base, c, v, d,
+                        dn,
+                        (&a, &b),
+                        r,
+                        (&row_ptr, base),
+                        c,
+                        v,
+                        d,
                     ),
                 };
             }

@@ -1,16 +1,80 @@
 //! CPU backend: flop-balanced row partitions over the handle's rayon pool, per-thread
 //! accumulators (KKDENSE, KKMEM, KKLP) for the symbolic (bit sets) and numeric phases,
-//! compression of B, the replay kernel for reused plans.
+//! compression of B, the KKSPGEMM selector, the replay kernel for reused plans, and the
+//! SpMM kernels. A peer of the other backends: it imports only the layers beneath
+//! (`common`, `platform`) and is driven by the dispatcher through [`Ctx`].
 
 pub mod accum;
+pub mod args;
 pub mod compress;
 pub mod dense;
 pub mod gustavson;
 pub mod partition;
 pub mod prefetch;
 pub mod row_groups;
+pub mod select;
 pub mod sort;
+pub mod spgemm;
 pub mod spmm;
 pub(crate) mod stream;
 pub mod symbolic;
+pub mod util;
 pub mod workspace;
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::common::options::Algorithm;
+use crate::platform::topo::chunk::{ChunkLedger, ChunkSummary};
+use crate::platform::topo::placement::WorkerPlace;
+use crate::platform::topo::{HbmBudget, Topo};
+use workspace::WorkspacePool;
+
+/// What the CPU backend keeps between calls of a handle: one workspace per worker (the
+/// ONE2ONE pool) and SpMM's packed panel of X.
+pub struct CpuState {
+    pub(crate) workspace: WorkspacePool,
+    pub(crate) spmm_pack: Mutex<spmm::PackScratch>,
+}
+
+impl CpuState {
+    /// State for `threads` workers placed as `places` says (see [`WorkspacePool::new`]).
+    pub fn new(threads: usize, topo: Arc<Topo>, places: Vec<WorkerPlace>) -> CpuState {
+        CpuState {
+            workspace: WorkspacePool::new(threads, topo, places),
+            spmm_pack: Default::default(),
+        }
+    }
+
+    /// Drops everything the workers keep between calls (after a failed call, whose
+    /// interrupted rows may have broken the accumulators' invariants).
+    pub fn reset(&self) {
+        self.workspace.reset();
+        *self.spmm_pack.lock() = Default::default();
+    }
+
+    /// Where each worker's chunk is, as recorded when its buffers were allocated.
+    pub fn chunk_summaries(&self) -> Vec<ChunkSummary> {
+        self.workspace.chunk_summaries()
+    }
+
+    /// The record of each worker's chunk buffers (for tests and reports).
+    pub fn ledgers(&self) -> Vec<ChunkLedger> {
+        self.workspace.ledgers()
+    }
+}
+
+/// What a CPU call runs with: the handle's workers and their state, and the options that
+/// concern the CPU kernels.
+pub struct Ctx<'a> {
+    pub pool: &'a rayon::ThreadPool,
+    pub threads: usize,
+    pub state: &'a CpuState,
+    /// The algorithm asked for (`Auto`: the selector's choice).
+    pub algorithm: Algorithm,
+    /// Column indices of C sorted within each row.
+    pub sorted: bool,
+    /// High-bandwidth memory holding every worker's accumulators (None: ordinary memory).
+    pub hbm: Option<HbmBudget>,
+}

@@ -3,9 +3,9 @@
 
 use rayon::prelude::*;
 
-use crate::alloc::try_filled;
-use crate::csr::CsrRef;
+use crate::common::csr::CsrRef;
 use crate::error::Result;
+use crate::platform::alloc::try_filled;
 use crate::types::{Idx, Scalar};
 
 /// Per-product work figures from one pass over A's structure.

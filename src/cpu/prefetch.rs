@@ -20,7 +20,7 @@
 //! slower with them on `rmat_16` (long rows of B): [`worth_it`] turns them on only where
 //! they pay.
 
-use crate::csr::CsrRef;
+use crate::common::csr::CsrRef;
 use crate::types::{Idx, Scalar};
 
 /// Entries of A between the one being multiplied and the one whose row of B is fetched.

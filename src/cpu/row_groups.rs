@@ -43,9 +43,9 @@
 
 use rayon::prelude::*;
 
-use crate::alloc::try_reserve;
-use crate::csr::CsrRef;
+use crate::common::csr::CsrRef;
 use crate::error::Result;
+use crate::platform::alloc::try_reserve;
 use crate::types::{Idx, Scalar};
 
 /// Lanes of the interleaved accumulators, and the largest group: four f64 lanes are one
@@ -204,10 +204,6 @@ impl RowGroups {
         self.starts.len() - 1
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Rows of A the groups cover.
     pub fn nrows(&self) -> usize {
         *self.starts.last().expect("starts end with m") as usize
@@ -248,11 +244,6 @@ impl RowGroups {
             *c = self.starts[g.saturating_sub(1)] as usize;
         }
         chunks.dedup();
-    }
-
-    /// Bytes the groups take.
-    pub fn bytes(&self) -> usize {
-        self.starts.len() * 4
     }
 
     /// One line for plan info.

@@ -1,10 +1,10 @@
 //! Per-thread workspace kept on the handle: one chunk of the ONE2ONE memory pool
-//! ([`crate::pool`]) per worker, located by the worker's index. Buffers grow on demand
+//! ([`crate::platform::pool`]) per worker, located by the worker's index. Buffers grow on demand
 //! through fallible allocation and are reused by later calls, so the hot path does not
 //! allocate.
 //!
 //! NUMA placement: each use of a worker's chunk runs inside a growth scope
-//! ([`crate::alloc::GrowthScope`]) whose hook ([`crate::topo::chunk::ChunkPlacer`]) binds
+//! ([`crate::platform::alloc::GrowthScope`]) whose hook ([`crate::platform::topo::chunk::ChunkPlacer`]) binds
 //! every buffer the accumulators grow to that worker's planned memory node (its NUMA node,
 //! or high-bandwidth memory when the handle's HBM mode says so and it fits), touches it from
 //! the worker and records where its pages went. Only growth reaches the hook, so steady-state
@@ -13,15 +13,15 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::alloc::GrowthScope;
-use crate::topo::Topo;
-use crate::topo::chunk::{ChunkLedger, ChunkPlacer, ChunkSummary};
-use crate::topo::placement::WorkerPlace;
+use crate::platform::alloc::GrowthScope;
+use crate::platform::topo::Topo;
+use crate::platform::topo::chunk::{ChunkLedger, ChunkPlacer, ChunkSummary};
+use crate::platform::topo::placement::WorkerPlace;
 
 use crate::cpu::accum::{LinkedAcc, ProbeAcc};
 use crate::cpu::dense::DenseRows;
 use crate::cpu::symbolic::{LinkedBits, ProbeBits};
-use crate::pool::{Pool, PoolMode};
+use crate::platform::pool::{Pool, PoolMode};
 use crate::types::Scalar;
 
 /// Numeric accumulators for one value type.

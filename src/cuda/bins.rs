@@ -25,6 +25,7 @@ impl Bin {
 /// a few counters), with room to spare.
 pub const STATIC_SMEM: usize = 256 * 4 + 64;
 /// Largest number of rows one block may hold (MAX_GROUPS in kernels/spgemm.cu).
+#[cfg(test)]
 pub const MAX_GROUPS: u32 = 256;
 /// Largest number of bins (MAX_BINS in kernels/spgemm.cu).
 pub const MAX_BINS: usize = 16;

@@ -10,6 +10,10 @@ use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result, Status, err};
+
+/// CUDA C sources, compiled at run time (and by the compile checks).
+const SPGEMM_SOURCE: &str = include_str!("../../kernels/spgemm.cu");
+const SPMM_SOURCE: &str = include_str!("../../kernels/spmm.cu");
 use crate::types::ValueType;
 
 /// Streams the bins are spread over (largest bins first).
@@ -102,14 +106,15 @@ pub fn source_for(src: Source, vt: ValueType) -> String {
         ValueType::Float64 => "double",
     };
     let body = match src {
-        Source::Spgemm => super::SPGEMM_SOURCE,
-        Source::Spmm => super::SPMM_SOURCE,
+        Source::Spgemm => SPGEMM_SOURCE,
+        Source::Spmm => SPMM_SOURCE,
     };
     format!("#define VALUE_T {t}\n{body}")
 }
 
 /// PTX of `src` for `vt` and `arch` (e.g. "sm_90"), as the library compiles it; used by
 /// the compile checks, which need no GPU.
+#[cfg(test)]
 pub fn compile_ptx_for(src: Source, vt: ValueType, arch: &str) -> Result<String> {
     // SAFETY: only tries to dlopen the library.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {

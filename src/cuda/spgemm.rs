@@ -12,13 +12,13 @@ use rayon::prelude::*;
 
 use super::bins::{self, Bin};
 use super::device::{Gpu, Source, drv};
+use super::io::{COut, ValuesIn};
 use super::limits;
-use super::memory::{DeviceCsr, DeviceOut, DevicePtr};
-use crate::csr::{AnyCsr, CsrRef, FromAny, PairOp, dispatch_pair};
+use crate::common::csr::CsrRef;
+use crate::common::device::{DeviceCsr, DeviceOut, DevicePtr};
+use crate::common::options::OutputFormat;
+use crate::common::slices::IndexSliceMut;
 use crate::error::{Result, Status, err};
-use crate::handle::{Algorithm, Handle};
-use crate::output::IndexSliceMut;
-use crate::plan::{InputShape, OutputFormat, Plan};
 use crate::types::{Idx, IndexType, Scalar, ValueType};
 
 /// Device state a plan keeps for its numeric calls.
@@ -65,15 +65,14 @@ impl std::fmt::Debug for GpuPlan {
 }
 
 impl GpuPlan {
-    /// Rows per numeric bin (the last entry: rows on global-memory tables). For tests and
-    /// reports.
+    /// Rows per numeric bin (the last entry: rows on global-memory tables). For tests.
+    #[cfg(test)]
     pub fn numeric_bin_sizes(&self) -> Vec<usize> {
         let mut v = self.num_sizes.clone();
         v.push(self.global_rows);
         v
     }
 
-    /// Rows whose symbolic count overflowed the largest shared table.
     /// Entries of C in this plan's rows.
     pub fn nnz(&self) -> usize {
         self.nnz
@@ -87,9 +86,12 @@ impl GpuPlan {
     }
 
     /// B's column count when rows above the shared bins use dense rows, else 0 (hash).
+    #[cfg(test)]
     pub fn global_dense_cols(&self) -> usize {
         self.global_dense_cols
     }
+    /// Rows whose symbolic count overflowed the largest shared table.
+    #[cfg(test)]
     pub fn symbolic_global_rows(&self) -> usize {
         self.symbolic_global_rows
     }
@@ -290,7 +292,7 @@ const GLOBAL_HASH: u8 = 1;
 const GLOBAL_DENSE: u8 = 2;
 
 /// Which kernel plans made from now on use for rows too wide for shared memory (tests).
-#[doc(hidden)]
+#[cfg(test)]
 pub fn force_global_rows_kernel(kernel: Option<bool>) {
     let v = match kernel {
         None => 0,
@@ -305,11 +307,6 @@ fn pool_blocks(gpu: &Gpu, rows: usize, bytes_per_block: usize) -> usize {
     rows.min(2 * gpu.sm_count as usize).min(by_mem).max(1)
 }
 
-struct GpuSymbolicOp<'h> {
-    handle: &'h Handle,
-    format: OutputFormat,
-}
-
 /// The GPU's share of a product: rows `rows` of A times B, symbolic phase done, numeric
 /// bins ready. `row_ptr[i + 1] - row_ptr[i]` is the length of row `rows.start + i` of C.
 pub struct GpuPart {
@@ -318,9 +315,7 @@ pub struct GpuPart {
     /// (they stay on the device).
     pub row_ptr: Vec<usize>,
     pub nnz: usize,
-    pub max_row_nnz: usize,
     pub flops: u64,
-    pub max_row_flops: u64,
 }
 
 /// Symbolic phase of rows `rows` of A times B on the GPU (host inputs, already validated
@@ -399,7 +394,7 @@ fn symbolic_part(
     // symbolic phase), and `write_row_offsets` reads them from there when asked.
     let row_ptr = if host_offsets {
         let c_ptr = drv(gpu.main.clone_dtoh(&d_cptr), "copy")?;
-        let mut row_ptr = crate::alloc::try_with_capacity(m + 1, "row offsets of C")?;
+        let mut row_ptr = crate::platform::alloc::try_with_capacity(m + 1, "row offsets of C")?;
         row_ptr.extend(c_ptr.iter().map(|&x| x as usize));
         row_ptr
     } else {
@@ -410,7 +405,7 @@ fn symbolic_part(
         ValueType::Float64 => 8,
     };
     timing.mark("symbolic: C's row offsets (device scan)")?;
-    let (plan, flops, max_row_flops) = plan_numeric(
+    let (plan, flops) = plan_numeric(
         gpu,
         sym,
         k,
@@ -427,9 +422,7 @@ fn symbolic_part(
         plan,
         row_ptr,
         nnz,
-        max_row_nnz,
         flops,
-        max_row_flops,
     })
 }
 
@@ -493,96 +486,6 @@ fn row_offsets_on_device(
     Ok((ptr, total[0] as usize, longest))
 }
 
-/// The host plan around a GPU part covering all rows.
-fn whole_plan(
-    part: GpuPart,
-    shape: InputShape,
-    digests: Option<(u64, u64)>,
-    format: OutputFormat,
-) -> Result<Plan> {
-    let nnz = part.nnz;
-    let limit = format.offsets.max_usize() - format.base;
-    if nnz > limit {
-        return err(
-            Status::IndexOverflow,
-            format!(
-                "C has {nnz} entries, more than {} row offsets can address ({limit})",
-                format.offsets.name()
-            ),
-        );
-    }
-    let max_row_nnz = part.max_row_nnz;
-    let sorted = part.plan.sorted;
-    Ok(Plan {
-        shape,
-        digests,
-        format,
-        flops: part.flops,
-        max_row_flops: part.max_row_flops,
-        row_ptr: part.row_ptr,
-        chunks: Vec::new(),
-        max_row_nnz,
-        symbolic_alg: Algorithm::LinearProbe,
-        numeric_alg: Algorithm::LinearProbe,
-        sorted,
-        gpu: Some(Box::new(part.plan)),
-        compressed: false,
-        reuse: Default::default(),
-        split: None,
-        hybrid: None,
-        row_groups: None,
-        prefetch: false,
-    })
-}
-
-impl PairOp for GpuSymbolicOp<'_> {
-    type Out = Plan;
-    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<Plan>
-    where
-        O: Idx + FromAny<'a>,
-        I: Idx + FromAny<'a>,
-        V: Scalar + FromAny<'a>,
-    {
-        let h = self.handle;
-        crate::exec::check_product(&a, &b, &self.format)?;
-        let k = b.ncols();
-        limits::check_product(a.nrows(), a.ncols(), k, a.nnz(), b.nnz())?;
-        let gpu = h.gpu.get()?;
-        h.install(|| {
-            let timing = Timing::new(&gpu.main);
-            let digests = if h.options.validate {
-                // One pass over each matrix checks it and takes its digest.
-                let da = a.validate_and_digest("A")?;
-                Some((da, b.validate_and_digest("B")?))
-            } else {
-                None
-            };
-            timing.mark("symbolic: validate, digest")?;
-            let part = symbolic_rows(
-                &gpu,
-                &a,
-                &b,
-                0..a.nrows(),
-                digests.is_some(),
-                h.options.sorted_output,
-                false,
-                &timing,
-            )?;
-            let shape = InputShape {
-                sig: crate::exec::a_sig::<O, I, V>(),
-                a_nrows: a.nrows(),
-                a_ncols: a.ncols(),
-                b_ncols: k,
-                a_nnz: a.nnz(),
-                b_nnz: b.nnz(),
-                a_base: a.base(),
-                b_base: b.base(),
-            };
-            whole_plan(part, shape, digests, self.format)
-        })
-    }
-}
-
 /// A's and B's structure on the device, 0-based int32.
 struct DevStructure {
     a_ptr: CudaSlice<i32>,
@@ -597,7 +500,6 @@ struct Symbolic {
     /// C's row counts (the numeric bins' keys and the scan's input).
     d_row_nnz: CudaSlice<i32>,
     flops: u64,
-    max_row_flops: u64,
     global_rows: usize,
 }
 
@@ -634,7 +536,8 @@ fn symbolic_on_device(
         )?;
     }
     let stats = drv(s.clone_dtoh(&d_stats), "copy")?;
-    let (flops, max_row_flops) = (stats[0], stats[1]);
+    // stats[1] is the longest row's products (for reports; the plan does not keep it).
+    let flops = stats[0];
     timing.mark("symbolic: n_prod per row (flops, largest row back)")?;
 
     let sbins = bins::symbolic(gpu.smem_per_block);
@@ -727,7 +630,6 @@ fn symbolic_on_device(
         dev,
         d_row_nnz,
         flops,
-        max_row_flops,
         global_rows: nfailed,
     })
 }
@@ -754,7 +656,7 @@ fn plan_numeric(
     vt: crate::types::ValueType,
     a_entries: Range<usize>,
     sorted: bool,
-) -> Result<(GpuPlan, u64, u64)> {
+) -> Result<(GpuPlan, u64)> {
     let s = &gpu.main;
     let m = d_cptr.len() - 1;
     let md = gpu.module(Source::Spgemm, vt)?;
@@ -831,7 +733,6 @@ fn plan_numeric(
             sorted,
         },
         sym.flops,
-        sym.max_row_flops,
     ))
 }
 
@@ -1077,18 +978,17 @@ fn structure_from_caller(
 }
 
 /// Symbolic phase for A and B in device memory (checked by the caller: types, shapes,
-/// sizes within 32-bit device indices, a usable GPU).
+/// sizes within 32-bit device indices). The structure is checked on the device.
 pub fn symbolic_device(
-    handle: &Handle,
+    gpu: &Arc<Gpu>,
     a: &DeviceCsr,
     b: &DeviceCsr,
-    format: OutputFormat,
-) -> Result<Plan> {
-    let gpu = handle.gpu.get()?;
+    sorted: bool,
+) -> Result<GpuPart> {
     let md = gpu.module(Source::Spgemm, a.value_type)?;
     let timing = Timing::new(&gpu.main);
-    let (a_ptr, a_col) = structure_from_caller(&gpu, &md, "A", a)?;
-    let (b_ptr, b_col) = structure_from_caller(&gpu, &md, "B", b)?;
+    let (a_ptr, a_col) = structure_from_caller(gpu, &md, "A", a)?;
+    let (b_ptr, b_col) = structure_from_caller(gpu, &md, "B", b)?;
     timing.mark("symbolic: caller's device structure checked, as int32")?;
     let dev = DevStructure {
         a_ptr,
@@ -1096,66 +996,31 @@ pub fn symbolic_device(
         b_ptr,
         b_col,
     };
-    let part = symbolic_part(
-        &gpu,
+    symbolic_part(
+        gpu,
         dev,
         a.nrows,
         b.ncols,
         0..a.nnz,
-        handle.options.sorted_output,
+        sorted,
         a.value_type,
         false,
         &timing,
-    )?;
-    // The structure was checked on the device; no host digest exists.
-    whole_plan(part, super::memory::shape_of(a, b), None, format)
+    )
 }
 
-/// Symbolic phase on the GPU (the handle's backend chose it).
-pub fn symbolic(
-    handle: &Handle,
-    a: &AnyCsr<'_>,
-    b: &AnyCsr<'_>,
-    format: OutputFormat,
-) -> Result<Plan> {
-    dispatch_pair(a, b, GpuSymbolicOp { handle, format })
-}
-
-/// Where a numeric call's values of A and B come from.
-pub enum ValuesIn<'x, V> {
-    /// Host arrays (all of A's values: the plan's `a_entries` picks its part).
-    Host(Option<&'x [V]>, Option<&'x [V]>),
-    /// The caller's device arrays.
-    Device(Option<DevicePtr>, Option<DevicePtr>),
-}
-
-/// Where C goes.
-pub enum COut<'o, V> {
-    Host {
-        cols: IndexSliceMut<'o>,
-        vals: Option<&'o mut [V]>,
-    },
-    Device(DeviceOut),
-}
-
-/// Numeric phase of a GPU plan with host inputs and outputs (exec's hook). Inputs were
-/// checked against the plan by the caller.
-pub fn numeric<O: Idx, I: Idx, V: Scalar>(
-    _handle: &Handle,
-    plan: &Plan,
-    g: &GpuPlan,
+/// Symbolic phase of rows `rows` of A times B on the GPU (host inputs, validated when
+/// `validated`), timed when `SPGEMM_CUDA_TIMING=1`. `host_offsets`: bring C's row offsets
+/// back (a hybrid plan stitches them on the host).
+pub fn symbolic_host<O: Idx, I: Idx, V: Scalar>(
+    gpu: &Arc<Gpu>,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
-    cols: IndexSliceMut<'_>,
-    vals: Option<&mut [V]>,
-) -> Result<()> {
-    numeric_part(
-        g,
-        plan.format,
-        ValuesIn::Host(a.values(), b.values()),
-        COut::Host { cols, vals },
-    )
-    .map(|_| ())
+    rows: Range<usize>,
+    (validated, sorted, host_offsets): (bool, bool, bool),
+) -> Result<GpuPart> {
+    let timing = Timing::new(&gpu.main);
+    symbolic_rows(gpu, a, b, rows, validated, sorted, host_offsets, &timing)
 }
 
 /// Numeric phase of a GPU plan (or of the GPU's rows of a hybrid plan): takes the
@@ -1459,166 +1324,5 @@ impl<'s> Timing<'s> {
             self.last.set(now);
         }
         Ok(())
-    }
-}
-
-/// C's host arrays, checked against the plan and typed as `V`.
-fn host_out<'o, V: Scalar + for<'x> FromAny<'x>>(
-    plan: &Plan,
-    cols: IndexSliceMut<'o>,
-    vals: Option<crate::output::ValueSliceMut<'o>>,
-) -> Result<COut<'o, V>> {
-    let nnz = plan.nnz();
-    if cols.kind() != plan.format.indices {
-        return err(
-            Status::TypeMismatch,
-            "C: column index type differs from the plan's",
-        );
-    }
-    if cols.len() != nnz {
-        return err(
-            Status::InvalidValue,
-            format!("C: {} column slots for {nnz} entries", cols.len()),
-        );
-    }
-    let vals = match vals {
-        None => None,
-        Some(v) => Some(crate::exec::value_slice::<V>(v, nnz)?),
-    };
-    Ok(COut::Host { cols, vals })
-}
-
-fn device_out<'o, V: Scalar>(outputs: super::NumericOutputs<'o>) -> Result<COut<'o, V>> {
-    match outputs {
-        super::NumericOutputs::Device(d) => Ok(COut::Device(d)),
-        super::NumericOutputs::Host { .. } => err(
-            Status::Internal,
-            "host outputs reached the device-output path",
-        ),
-    }
-}
-
-/// Host inputs with C in device memory: the checks `exec` makes for host products
-/// (types, shape, and with validation the structure digests), then the GPU numeric.
-struct HostInDeviceOut<'h> {
-    handle: &'h Handle,
-    plan: &'h Plan,
-    g: &'h GpuPlan,
-    out: DeviceOut,
-}
-
-impl PairOp for HostInDeviceOut<'_> {
-    type Out = ();
-    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<()>
-    where
-        O: Idx + FromAny<'a>,
-        I: Idx + FromAny<'a>,
-        V: Scalar + FromAny<'a>,
-    {
-        let (h, plan) = (self.handle, self.plan);
-        let sig = crate::exec::a_sig::<O, I, V>();
-        if sig != plan.shape.sig {
-            return err(
-                Status::TypeMismatch,
-                format!(
-                    "inputs have {sig} but the plan was made for {}",
-                    plan.shape.sig
-                ),
-            );
-        }
-        let now = InputShape {
-            sig,
-            a_nrows: a.nrows(),
-            a_ncols: a.ncols(),
-            b_ncols: b.ncols(),
-            a_nnz: a.nnz(),
-            b_nnz: b.nnz(),
-            a_base: a.base(),
-            b_base: b.base(),
-        };
-        if now != plan.shape {
-            return err(
-                Status::PlanMismatch,
-                "A or B differs in shape, entry count or base from the plan's inputs",
-            );
-        }
-        if h.options.validate {
-            h.install(|| match plan.digests {
-                Some((da, db)) => {
-                    if a.structure_digest() != da || b.structure_digest() != db {
-                        return err(
-                            Status::PlanMismatch,
-                            "A or B: structure differs from the one the plan was made for",
-                        );
-                    }
-                    Ok(())
-                }
-                None => {
-                    a.validate("A")?;
-                    b.validate("B")
-                }
-            })?;
-        }
-        numeric_part::<V>(
-            self.g,
-            plan.format,
-            ValuesIn::Host(a.values(), b.values()),
-            COut::Device(self.out),
-        )
-        .map(|_| ())
-    }
-}
-
-/// Numeric phase of a GPU plan with device inputs, device outputs, or both (checked by
-/// `cuda::numeric_device`: a GPU plan, device inputs matching its shape).
-pub fn numeric_device(
-    handle: &Handle,
-    plan: &Plan,
-    inputs: super::NumericInputs<'_, '_>,
-    outputs: super::NumericOutputs<'_>,
-) -> Result<()> {
-    let Some(g) = plan.gpu.as_deref() else {
-        return err(Status::Internal, "numeric_device without a GPU plan");
-    };
-    match inputs {
-        super::NumericInputs::Host(a, b) => {
-            let super::NumericOutputs::Device(out) = outputs else {
-                return err(
-                    Status::Internal,
-                    "host inputs and outputs reached the device path",
-                );
-            };
-            dispatch_pair(
-                a,
-                b,
-                HostInDeviceOut {
-                    handle,
-                    plan,
-                    g,
-                    out,
-                },
-            )
-        }
-        super::NumericInputs::Device(a, b) => {
-            let vin_f32 = || ValuesIn::<f32>::Device(a.values, b.values);
-            let vin_f64 = || ValuesIn::<f64>::Device(a.values, b.values);
-            let r = match (plan.shape.sig.values, outputs) {
-                (ValueType::Float32, super::NumericOutputs::Host { cols, vals }) => numeric_part(
-                    g,
-                    plan.format,
-                    vin_f32(),
-                    host_out::<f32>(plan, cols, vals)?,
-                ),
-                (ValueType::Float64, super::NumericOutputs::Host { cols, vals }) => numeric_part(
-                    g,
-                    plan.format,
-                    vin_f64(),
-                    host_out::<f64>(plan, cols, vals)?,
-                ),
-                (ValueType::Float32, o) => numeric_part(g, plan.format, vin_f32(), device_out(o)?),
-                (ValueType::Float64, o) => numeric_part(g, plan.format, vin_f64(), device_out(o)?),
-            };
-            r.map(|_| ())
-        }
     }
 }

@@ -1,21 +1,12 @@
-//! GPU SpMM, Y = alpha * A * X + beta * Y (typed API; host arrays in and out).
+//! GPU SpMM, Y = alpha * A * X + beta * Y (host arrays in and out).
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use super::device::{Source, drv};
-use crate::csr::CsrRef;
+use super::device::{Gpu, Source, drv};
+use crate::common::csr::CsrRef;
+use crate::common::options::Layout;
 use crate::error::{Result, Status, err};
-use crate::handle::Handle;
 use crate::types::{Idx, Scalar};
-
-/// Storage order of the dense X and Y.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// Element (i, j) at i * ld + j.
-    RowMajor,
-    /// Element (i, j) at i + j * ld.
-    ColMajor,
-}
 
 fn needed(rows: usize, cols: usize, ld: usize, layout: Layout) -> usize {
     if rows == 0 || cols == 0 {
@@ -27,20 +18,16 @@ fn needed(rows: usize, cols: usize, ld: usize, layout: Layout) -> usize {
     }
 }
 
-/// Y (m x n) = alpha * A (m x k) * X (k x n) + beta * Y on the handle's GPU. With beta = 0
-/// Y is only written.
-#[allow(clippy::too_many_arguments)]
+/// Y (m x n) = alpha * A (m x k) * X (k x n) + beta * Y on the GPU (A checked by the
+/// caller when validating). With beta = 0 Y is only written.
 pub fn spmm<O: Idx, I: Idx, V: Scalar>(
-    handle: &Handle,
+    gpu: &Gpu,
     a: &CsrRef<'_, O, I, V>,
     layout: Layout,
     n: usize,
-    x: &[V],
-    ldx: usize,
-    alpha: V,
-    beta: V,
-    y: &mut [V],
-    ldy: usize,
+    (x, ldx): (&[V], usize),
+    (alpha, beta): (V, V),
+    (y, ldy): (&mut [V], usize),
 ) -> Result<()> {
     let (m, k) = (a.nrows(), a.ncols());
     let Some(av) = a.values() else {
@@ -71,10 +58,6 @@ pub fn spmm<O: Idx, I: Idx, V: Scalar>(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    if handle.options.validate {
-        handle.install(|| a.validate("A"))?;
-    }
-    let gpu = handle.gpu.get()?;
     let md = gpu.module(Source::Spmm, V::KIND)?;
     let s = &gpu.main;
     let ptr: Vec<i32> = (0..=m).map(|i| a.row_start(i) as i32).collect();

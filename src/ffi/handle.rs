@@ -6,8 +6,8 @@ use parking_lot::Mutex;
 
 use super::boundary::{LastError, guard, non_null, thread_last_error_ptr};
 use super::{spgemm_algorithm_t, spgemm_backend_t, spgemm_status_t};
+use crate::api::{Algorithm, Backend, Handle};
 use crate::error::{Error, Status};
-use crate::handle::{Algorithm, Backend, Handle};
 
 /// Opaque library context: worker threads, options and reusable workspace.
 pub struct spgemm_handle_t {
@@ -22,12 +22,13 @@ pub(crate) unsafe fn handle_ref<'a>(h: *const spgemm_handle_t) -> Option<&'a spg
 }
 
 /// Creates a handle with the default number of threads (environment variable
-/// `SPGEMM_NUM_THREADS`, else all cores) and default options: algorithm
-/// `SPGEMM_ALG_AUTO`, sorted output, input validation on.
+/// `SPGEMM_NUM_THREADS`, else all cores, at most `SPGEMM_MAX_THREADS`) and default
+/// options: algorithm `SPGEMM_ALG_AUTO`, sorted output, input validation on.
 ///
 /// On success `*handle` owns the new handle; release it with `spgemm_destroy`.
-/// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle is NULL), `SPGEMM_STATUS_ALLOC_FAILED`
-/// (threads could not be started). Thread-safe.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle is NULL), `SPGEMM_STATUS_INVALID_VALUE`
+/// (`SPGEMM_NUM_THREADS` set but not a count from 1 to `SPGEMM_MAX_THREADS`),
+/// `SPGEMM_STATUS_ALLOC_FAILED` (threads could not be started). Thread-safe.
 ///
 /// # Safety
 /// `handle` is NULL or points to writable storage for a pointer.
@@ -47,7 +48,8 @@ pub unsafe extern "C" fn spgemm_create(handle: *mut *mut spgemm_handle_t) -> spg
     })
 }
 
-/// Destroys a handle and its threads and workspace. `spgemm_destroy(NULL)` does nothing.
+/// Destroys a handle and its threads and workspace; returns once the worker threads have
+/// ended. `spgemm_destroy(NULL)` does nothing.
 /// Plans and matrices made with the handle stay valid. Must not run concurrently with
 /// another call on the same handle.
 ///
@@ -67,7 +69,7 @@ pub unsafe extern "C" fn spgemm_destroy(handle: *mut spgemm_handle_t) -> spgemm_
 /// Runs `f` with the locked handle; errors are recorded on the handle.
 pub(crate) fn with_handle(
     handle: *const spgemm_handle_t,
-    f: impl FnOnce(&mut Handle) -> crate::Result<()>,
+    f: impl FnOnce(&mut Handle) -> crate::error::Result<()>,
 ) -> spgemm_status_t {
     // SAFETY: caller passes NULL or a live handle.
     let h = unsafe { handle_ref(handle) };
@@ -79,7 +81,8 @@ pub(crate) fn with_handle(
 
 /// Sets the number of worker threads (0 = the default of `spgemm_create`). Rebuilds the
 /// worker pool if the number changes.
-/// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (negative),
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (negative, or above
+/// `SPGEMM_MAX_THREADS`),
 /// `SPGEMM_STATUS_ALLOC_FAILED`. Calls on one handle are serialised.
 ///
 /// # Safety
@@ -182,7 +185,7 @@ pub unsafe extern "C" fn spgemm_set_backend(
             )
         })?;
         if b == Backend::Cuda {
-            h.gpu.check()?;
+            h.gpu_check()?;
         }
         h.options.backend = b;
         Ok(())

@@ -5,10 +5,11 @@ use std::ffi::c_void;
 
 use super::boundary::{guard, non_null};
 use super::{spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t, spgemm_value_type_t};
-use crate::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
-use crate::cuda::{DeviceCsr, DevicePtr};
+use crate::api::{
+    AnyCsr, DeviceCsr, DevicePtr, IndexSlice, IndexVec, OffsetSlice, OffsetVec, OwnedCsr,
+    ValueSlice, ValueVec,
+};
 use crate::error::{Error, Result, Status, err};
-use crate::output::{IndexVec, OffsetVec, OwnedCsr, ValueVec};
 use crate::types::{IndexType, ValueType};
 
 /// Opaque CSR matrix: a descriptor of caller arrays, or a result owned by the library.

@@ -118,6 +118,10 @@ pub const SPGEMM_BACKEND_CPU: spgemm_backend_t = 1;
 /// size exceeds the GPU path's 32-bit device indices.
 pub const SPGEMM_BACKEND_CUDA: spgemm_backend_t = 2;
 
+/// Most worker threads a handle may have (`spgemm_set_num_threads`, `SPGEMM_NUM_THREADS`):
+/// larger requests are `SPGEMM_STATUS_INVALID_VALUE`, refused before anything is allocated.
+pub const SPGEMM_MAX_THREADS: i32 = crate::api::MAX_THREADS as i32;
+
 /// Library version as "MAJOR.MINOR.PATCH".
 pub const SPGEMM_VERSION_MAJOR: i32 = 0;
 pub const SPGEMM_VERSION_MINOR: i32 = 1;

@@ -11,11 +11,11 @@ use super::matrix::{
     MatrixKind, index_base, index_type, matrix_ref, raw_slice_mut, spgemm_matrix_t,
 };
 use super::{spgemm_algorithm_t, spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t};
-use crate::cuda::{DeviceCsr, DeviceOut, DevicePtr, NumericInputs, NumericOutputs};
+use crate::api::{
+    self, DeviceCsr, DeviceOut, DevicePtr, IndexSliceMut, NumericInputs, NumericOutputs,
+    OffsetSliceMut, OutputFormat, Plan, ValueSliceMut,
+};
 use crate::error::{Error, Result, Status, err};
-use crate::exec;
-use crate::output::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
-use crate::plan::{OutputFormat, Plan};
 use crate::types::{IndexType, ValueType};
 
 /// Opaque result of the symbolic phase, reused by numeric calls.
@@ -107,13 +107,13 @@ pub unsafe extern "C" fn spgemm_symbolic(
         let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
         let format = output_format(c_offset_type, c_index_type, c_base)?;
         let p = match memory_pair(a, b)? {
-            Some((da, db)) => crate::cuda::symbolic_device(h, da, db, format)?,
-            None => exec::symbolic(h, &a.view("A")?, &b.view("B")?, format)?,
+            Some((da, db)) => api::symbolic_device(h, da, db, format)?,
+            None => api::symbolic(h, &a.view("A")?, &b.view("B")?, format)?,
         };
         if !c_row_offsets.is_null() {
             // SAFETY: m + 1 writable entries per contract.
             let out = unsafe { offsets_out(c_row_offsets, format.offsets, p.nrows() + 1)? };
-            exec::write_row_offsets(&p, out)?;
+            api::write_row_offsets_on(h, &p, out)?;
         }
         let boxed = Box::new(spgemm_plan_t {
             inner: Mutex::new(p),
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn spgemm_plan_row_offsets(
         non_null(c_row_offsets, "c_row_offsets")?;
         // SAFETY: m + 1 writable entries per contract.
         let out = unsafe { offsets_out(c_row_offsets, p.format.offsets, p.nrows() + 1)? };
-        exec::write_row_offsets(&p, out)
+        api::write_row_offsets(&p, out)
     })
 }
 
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn spgemm_plan_get_info(
                 *x = p.ncols() as i64;
             }
             if let Some(x) = multiplications.as_mut() {
-                *x = i64::try_from(p.flops).unwrap_or(i64::MAX);
+                *x = i64::try_from(p.flops()).unwrap_or(i64::MAX);
             }
         }
         Ok(())
@@ -211,12 +211,13 @@ pub unsafe extern "C" fn spgemm_plan_get_algorithm(
         // SAFETY: NULL or live per contract.
         let p = unsafe { plan_ref(plan) }?.inner.lock();
         // SAFETY: non-NULL outputs are writable.
+        let (sym, num) = p.algorithms();
         unsafe {
             if let Some(x) = symbolic.as_mut() {
-                *x = p.symbolic_alg as i32;
+                *x = sym as i32;
             }
             if let Some(x) = numeric.as_mut() {
-                *x = p.numeric_alg as i32;
+                *x = num as i32;
             }
         }
         Ok(())
@@ -259,7 +260,7 @@ fn memory_pair<'m>(
 }
 
 fn run_numeric(
-    h: &crate::handle::Handle,
+    h: &crate::api::Handle,
     plan: *mut spgemm_plan_t,
     a: *const spgemm_matrix_t,
     b: *const spgemm_matrix_t,
@@ -292,13 +293,13 @@ fn run_numeric(
         }),
     };
     match pair {
-        Some((da, db)) => crate::cuda::numeric_device(
+        Some((da, db)) => api::numeric_device(
             h,
             &p,
             NumericInputs::Device(da, db),
             NumericOutputs::Host { cols, vals },
         ),
-        None => exec::numeric(h, &p, &a.view("A")?, &b.view("B")?, cols, vals),
+        None => api::numeric(h, &p, &a.view("A")?, &b.view("B")?, cols, vals),
     }
 }
 
@@ -306,9 +307,10 @@ fn run_numeric(
 /// (the value type of A and B). Call it again whenever the values of A and/or B change
 /// with the same structure: no symbolic work is repeated. Passing the same C arrays again
 /// is fastest: with validation on, from the third call on a plan keeps a digest of C's
-/// column indices (8 bytes per block of rows, not a copy of them) and, where the indices
-/// already in `c_col_indices` still match it, only recomputes the values; other arrays
-/// are filled in full.
+/// column indices (8 bytes per block of rows, not a copy of them) and, when
+/// `c_col_indices` is the array the previous call on the plan filled and its indices
+/// still match the digest, only recomputes the values. Any other array is not read: it is
+/// filled in full.
 ///
 /// A and B may be device matrices when the plan was made on the GPU: C is written to
 /// these host arrays (`SPGEMM_STATUS_NO_DEVICE` without a usable GPU; see
@@ -383,7 +385,7 @@ pub unsafe extern "C" fn spgemm_multiply(
         // SAFETY: NULL or live per contract.
         let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
         let format = output_format(c_offset_type, c_index_type, c_base)?;
-        let owned = exec::multiply(h, &a.view("A")?, &b.view("B")?, format)?;
+        let owned = api::multiply(h, &a.view("A")?, &b.view("B")?, format)?;
         let m = Box::new(spgemm_matrix_t {
             kind: MatrixKind::Owned(owned),
         });
@@ -455,12 +457,10 @@ pub unsafe extern "C" fn spgemm_numeric_device(
             values: (!c_values.is_null()).then(|| dev(c_values)),
         });
         match pair {
-            Some((da, db)) => {
-                crate::cuda::numeric_device(h, &p, NumericInputs::Device(da, db), out)
-            }
+            Some((da, db)) => api::numeric_device(h, &p, NumericInputs::Device(da, db), out),
             None => {
                 let (av, bv) = (a.view("A")?, b.view("B")?);
-                crate::cuda::numeric_device(h, &p, NumericInputs::Host(&av, &bv), out)
+                api::numeric_device(h, &p, NumericInputs::Host(&av, &bv), out)
             }
         }
     })

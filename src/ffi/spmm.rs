@@ -7,10 +7,8 @@ use super::boundary::guard;
 use super::handle::{spgemm_handle_t, with_handle};
 use super::matrix::{dim, matrix_ref, raw_slice, raw_slice_mut, spgemm_matrix_t};
 use super::spgemm_status_t;
-use crate::csr::ValueSlice;
+use crate::api::{self as spmm, DenseArgs, Layout, Op, SpmmAnalysis, ValueSlice, ValueSliceMut};
 use crate::error::{Error, Result, Status, err};
-use crate::output::ValueSliceMut;
-use crate::spmm::{self, DenseArgs, Layout, Op, SpmmAnalysis};
 use crate::types::ValueType;
 
 /// Storage order of the dense matrices X and Y. See `SPGEMM_LAYOUT_*`.

@@ -5,8 +5,8 @@ use std::ffi::c_void;
 use super::boundary::non_null;
 use super::handle::{spgemm_handle_t, with_handle};
 use super::{spgemm_bind_t, spgemm_hbm_t, spgemm_status_t};
+use crate::api::{BindPolicy, HbmMode};
 use crate::error::{Error, Status};
-use crate::topo::{BindPolicy, HbmMode};
 
 /// Chooses how the handle's worker threads are bound to cores (`SPGEMM_BIND_*`; default
 /// `SPGEMM_BIND_AUTO`). Restarts the workers when their cores change; the per-thread

@@ -2,8 +2,8 @@
 //! combination, and a simple reference product.
 #![allow(dead_code)]
 
-use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
 use spgemm::types::{IndexType, ValueType};
+use spgemm::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
 
 mod product;
 #[allow(unused_imports)] // not every suite compares products

@@ -3,12 +3,11 @@
 //! the CPU and GPU SpGEMM suites so both compare against exactly the same expectations.
 
 use super::{Csr, RefScalar, Typed, reference};
+use spgemm::Handle;
 use spgemm::Result;
-use spgemm::exec;
-use spgemm::handle::Handle;
-use spgemm::output::{IndexVec, OffsetVec, ValueVec};
-use spgemm::plan::{OutputFormat, Plan};
 use spgemm::types::ValueType;
+use spgemm::{IndexVec, OffsetVec, ValueVec};
+use spgemm::{OutputFormat, Plan};
 
 /// C as 0-based vectors with values as bit patterns for exact comparison.
 #[derive(Debug, PartialEq)]
@@ -55,14 +54,14 @@ pub fn numeric_out(
     with_values: bool,
 ) -> Result<Out> {
     let mut off = OffsetVec::zeroed(format.offsets, plan.nrows() + 1)?;
-    exec::write_row_offsets(plan, off.as_mut())?;
+    spgemm::write_row_offsets(plan, off.as_mut())?;
     let mut idx = IndexVec::zeroed(format.indices, plan.nnz())?;
     let mut val = if with_values {
         Some(ValueVec::zeroed(a.vt, plan.nnz())?)
     } else {
         None
     };
-    exec::numeric(
+    spgemm::numeric(
         h,
         plan,
         &a.any(),

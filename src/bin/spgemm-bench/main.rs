@@ -44,15 +44,14 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
-use spgemm::exec;
-use spgemm::handle::{Algorithm, Handle, Options};
-use spgemm::output::{
+use spgemm::types::{IndexType, ValueType};
+use spgemm::{Algorithm, Handle, Options};
+use spgemm::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use spgemm::{Error, Status};
+use spgemm::{
     IndexSliceMut, IndexVec, OffsetSliceMut, OffsetVec, OwnedCsr, ValueSliceMut, ValueVec,
 };
-use spgemm::plan::{OutputFormat, Plan};
-use spgemm::types::{IndexType, ValueType};
-use spgemm::{Error, Status};
+use spgemm::{OutputFormat, Plan};
 
 use mtx::Csr;
 
@@ -551,11 +550,11 @@ fn product_from_scratch(
     };
     memtrace("before symbolic");
     let t0 = Instant::now();
-    let plan = exec::symbolic(h, &a, &b, format)?;
+    let plan = spgemm::symbolic(h, &a, &b, format)?;
     memtrace("after symbolic");
     if owned {
         let t1 = Instant::now();
-        let c = exec::numeric_owned(h, &plan, &a, &b)?;
+        let c = spgemm::numeric_owned(h, &plan, &a, &b)?;
         let t2 = Instant::now();
         memtrace("after numeric");
         return Ok((
@@ -566,12 +565,12 @@ fn product_from_scratch(
         ));
     }
     let mut offsets = Offsets::zeroed(offs_kind, plan.nrows() + 1);
-    exec::write_row_offsets(&plan, offsets.as_mut())?;
+    spgemm::write_row_offsets_on(h, &plan, offsets.as_mut())?;
     let t1 = Instant::now();
     let nnz = plan.nnz();
     let mut cols = vec![0i32; nnz];
     let mut vals = vec![0f64; nnz];
-    exec::numeric(
+    spgemm::numeric(
         h,
         &plan,
         &a,
@@ -638,14 +637,15 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
         Ok(()) => checks.push(name.to_string()),
         Err(e) => failures.push(format!("{name}: {e}")),
     };
-    if plan.flops == inp.mults {
+    if plan.flops() == inp.mults {
         record("flops", Ok(()));
     } else {
         record(
             "flops",
             Err(format!(
                 "plan counts {} multiplications, the benchmark {}",
-                plan.flops, inp.mults
+                plan.flops(),
+                inp.mults
             )),
         );
     }
@@ -675,7 +675,7 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
         let (a, b) = inp.pair();
         let (cols, vals) = out.arrays_mut();
         let t0 = Instant::now();
-        result = exec::numeric(&h, &plan, &a, &b, cols, Some(vals));
+        result = spgemm::numeric(&h, &plan, &a, &b, cols, Some(vals));
         if result.is_err() {
             break;
         }
@@ -701,8 +701,8 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
         ));
     }
     Ok(AlgResult {
-        plan_symbolic: plan.symbolic_alg,
-        plan_numeric: plan.numeric_alg,
+        plan_symbolic: plan.algorithms().0,
+        plan_numeric: plan.algorithms().1,
         nnz_c: plan.nnz(),
         sym,
         num,

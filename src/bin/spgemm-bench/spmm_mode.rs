@@ -121,14 +121,14 @@ pub fn main(args: &[String]) -> i32 {
     };
     if std::env::var_os("SPGEMM_BENCH_NO_STREAM").is_some() {
         // A/B switch for the non-temporal stores of Y (library default: Y >= 16 MiB).
-        spgemm::cpu::spmm::STREAM_Y_BYTES.store(usize::MAX, std::sync::atomic::Ordering::Relaxed);
+        spgemm::tuning::STREAM_Y_BYTES.store(usize::MAX, std::sync::atomic::Ordering::Relaxed);
     }
     if let Some(v) = std::env::var("SPGEMM_BENCH_WINDOW_BYTES")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
     {
         // A/B switch for the column-major window rings (0: off; library default 512 KiB).
-        spgemm::cpu::spmm::WINDOW_BYTES.store(v, std::sync::atomic::Ordering::Relaxed);
+        spgemm::tuning::WINDOW_BYTES.store(v, std::sync::atomic::Ordering::Relaxed);
     }
     let mut h = std::ptr::null_mut();
     // SAFETY (all ABI calls below): arguments follow the header's contracts; arrays outlive
@@ -260,7 +260,7 @@ pub fn main(args: &[String]) -> i32 {
                     }
                     let sum_c = sum(y.iter().copied());
                     let sumabs = sum(y.iter().map(|v| v.abs()));
-                    let isa = spgemm::cpu::spmm::Isa::detect().name();
+                    let isa = spgemm::tuning::Isa::detect().name();
                     println!(
                         "{{\"lib\":\"libspgemm\",\"alg\":\"{alg}\",\"op\":\"spmm\",\"A\":\"{}\",\"B\":\"dense_k{k}_{lay}\",\"layout\":\"{lay}\",\"threads\":{threads},\"m\":{m},\"n\":{n},\"k\":{k},\"nnzA\":{nnz},\"flops\":{},\"beta\":{},\"inspect_s\":{},\"total_s\":{:.9},\"min_s\":{:.9},\"gflops\":{:.4},\"gbs\":{:.4},\"sumC\":{:.17e},\"sumabsC\":{:.17e},\"isa\":\"{isa}\",\"peak_rss_mb\":{:.1}}}",
                         crate::stem(path),

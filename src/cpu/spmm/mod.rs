@@ -23,6 +23,9 @@
 #[cfg(target_arch = "x86_64")]
 pub mod avx512;
 pub mod colmajor;
+pub mod entry;
+#[cfg(target_arch = "x86_64")]
+pub mod lanes;
 pub mod rowmajor;
 pub mod rows;
 pub mod spmv;
@@ -35,7 +38,7 @@ use rows::SparseRows;
 
 /// The explicit-vector operations of the AVX-512 kernels (nothing elsewhere).
 #[cfg(target_arch = "x86_64")]
-pub use avx512::Lanes as VectorLanes;
+pub use lanes::Lanes as VectorLanes;
 /// The explicit-vector operations of the AVX-512 kernels (nothing elsewhere).
 #[cfg(not(target_arch = "x86_64"))]
 pub trait VectorLanes {}
@@ -74,16 +77,9 @@ pub(crate) fn madd<V: SpmmScalar, const FMA: bool>(acc: V, a: V, x: V) -> V {
     }
 }
 
-pub use crate::isa::Isa;
+pub use crate::platform::isa::Isa;
 
-/// Storage order of X and Y.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Layout {
-    /// Entry (i, j) at `i * ld + j`.
-    RowMajor = 0,
-    /// Entry (i, j) at `j * ld + i`.
-    ColMajor = 1,
-}
+pub use crate::common::options::Layout;
 
 /// Y's storage as handed to workers: chunks write disjoint rows.
 #[derive(Clone, Copy)]
@@ -174,17 +170,7 @@ pub struct Problem<'a, V> {
     pub pack_window: usize,
 }
 
-/// Entries needed by a dense operand of `rows` x `k` with leading dimension `ld`, or `None`
-/// on overflow.
-pub fn dense_len(layout: Layout, rows: usize, k: usize, ld: usize) -> Option<usize> {
-    if rows == 0 || k == 0 {
-        return Some(0);
-    }
-    match layout {
-        Layout::RowMajor => (rows - 1).checked_mul(ld)?.checked_add(k),
-        Layout::ColMajor => (k - 1).checked_mul(ld)?.checked_add(rows),
-    }
-}
+pub use crate::common::check::dense_len;
 
 /// Chunk `c` of `parts`: rows `[lo, hi)` with about `c / parts` of the cost
 /// `start(i) + i` before `lo`. Needs no storage (binary search on A's row offsets).

@@ -6,7 +6,7 @@
 //! reads: `check_rows` proves a block of rows safe (or panics; the ABI's panic boundary
 //! turns that into a status), after which `col` and `val` may be called on its entries.
 
-use crate::csr::CsrRef;
+use crate::common::csr::CsrRef;
 use crate::types::{Idx, Scalar};
 
 use super::transpose::Transpose;

@@ -2,9 +2,9 @@
 //! each row of A^T lists its entries in increasing row of A: the summation order of every
 //! output entry is then fixed, whatever the thread count.
 
-use crate::alloc::{try_filled, try_with_capacity};
-use crate::csr::CsrRef;
+use crate::common::csr::CsrRef;
 use crate::error::{Result, Status, err};
+use crate::platform::alloc::{try_filled, try_with_capacity};
 use crate::types::{Idx, Scalar};
 
 /// A^T as 0-based CSR structure plus, for each entry, its position in A (`perm`).

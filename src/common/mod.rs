@@ -1,0 +1,11 @@
+//! What every backend shares, beneath them: borrowed CSR views and the dispatch from
+//! erased to typed matrices, the checks of shapes, formats, value slices and structure,
+//! the caller's output slices, the options, device-memory descriptors, the hybrid split
+//! model.
+
+pub mod check;
+pub mod csr;
+pub mod device;
+pub mod options;
+pub mod slices;
+pub mod split;

@@ -1,0 +1,166 @@
+//! What a caller chooses: the algorithm, the backend and the other options of a handle,
+//! and the storage of C. Plain data every layer below the typed API reads.
+
+use crate::common::csr::TypeSig;
+use crate::types::IndexType;
+
+/// SpGEMM algorithm choice (codes as in the C header's `SPGEMM_ALG_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Chosen per product by the selector (each backend's selector).
+    Auto = 0,
+    /// Dense accumulator: values and a marker array of length k per thread (KKDENSE).
+    Dense = 1,
+    /// Two-level open-addressing hash accumulator with linear probing, each level at
+    /// most 50% full (KKLP).
+    LinearProbe = 2,
+    /// Two-level linked-list hash map: Begins/Nexts/Ids/Values (KKMEM).
+    LinkedList = 3,
+}
+
+impl Algorithm {
+    /// Every algorithm a caller can request, `Auto` first (benchmarks and tests iterate
+    /// over it, so a new variant must be listed here).
+    pub const ALL: &'static [Algorithm] = &[
+        Algorithm::Auto,
+        Algorithm::Dense,
+        Algorithm::LinearProbe,
+        Algorithm::LinkedList,
+    ];
+
+    /// The algorithm whose `name()` is `name` (ASCII case-insensitive).
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        Algorithm::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    pub fn from_code(code: i32) -> Option<Algorithm> {
+        match code {
+            0 => Some(Algorithm::Auto),
+            1 => Some(Algorithm::Dense),
+            2 => Some(Algorithm::LinearProbe),
+            3 => Some(Algorithm::LinkedList),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Auto => "auto",
+            Algorithm::Dense => "kkdense",
+            Algorithm::LinearProbe => "kklp",
+            Algorithm::LinkedList => "kkmem",
+        }
+    }
+}
+
+/// Where products run (codes as in the C header's `SPGEMM_BACKEND_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// GPU for large products when a device is usable, else CPU.
+    Auto = 0,
+    Cpu = 1,
+    Cuda = 2,
+}
+
+impl Backend {
+    pub fn from_code(code: i32) -> Option<Backend> {
+        match code {
+            0 => Some(Backend::Auto),
+            1 => Some(Backend::Cpu),
+            2 => Some(Backend::Cuda),
+            _ => None,
+        }
+    }
+}
+
+/// Options a caller may set on a handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub algorithm: Algorithm,
+    /// Column indices of C sorted within each row (default true).
+    pub sorted_output: bool,
+    /// Full O(nnz) checks of the inputs (default true).
+    pub validate: bool,
+    pub backend: Backend,
+    /// Hybrid CPU+GPU products (`crate::hybrid`): rows split between the CPU and the GPU
+    /// when a GPU is usable (default false).
+    pub hybrid: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            algorithm: Algorithm::Auto,
+            sorted_output: true,
+            validate: true,
+            backend: Backend::Auto,
+            hybrid: false,
+        }
+    }
+}
+
+/// How the caller wants C stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputFormat {
+    pub offsets: IndexType,
+    pub indices: IndexType,
+    /// 0 or 1.
+    pub base: usize,
+}
+
+/// What the inputs looked like at symbolic time; numeric calls must match it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputShape {
+    pub sig: TypeSig,
+    pub a_nrows: usize,
+    pub a_ncols: usize,
+    pub b_ncols: usize,
+    pub a_nnz: usize,
+    pub b_nnz: usize,
+    pub a_base: usize,
+    pub b_base: usize,
+}
+
+/// Storage order of X and Y.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Entry (i, j) at `i * ld + j`.
+    RowMajor = 0,
+    /// Entry (i, j) at `j * ld + i`.
+    ColMajor = 1,
+}
+
+/// op(A) (codes as in the header's `SPGEMM_OPERATION_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    NonTranspose = 0,
+    Transpose = 1,
+}
+
+impl Op {
+    pub fn from_code(code: i32) -> Option<Op> {
+        match code {
+            0 => Some(Op::NonTranspose),
+            1 => Some(Op::Transpose),
+            _ => None,
+        }
+    }
+}
+
+impl Layout {
+    pub fn from_code(code: i32) -> Option<Layout> {
+        match code {
+            0 => Some(Layout::RowMajor),
+            1 => Some(Layout::ColMajor),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::RowMajor => "row-major",
+            Layout::ColMajor => "column-major",
+        }
+    }
+}

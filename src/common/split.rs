@@ -1,0 +1,488 @@
+//! Hybrid CPU+GPU SpGEMM: how many rows of A the CPU takes (seed 001, sections 4.2 and
+//! 4.3). The CPU computes rows `0..r` of C and the GPU rows `r..m`, at the same time; C
+//! is stitched by position (the CPU's rows come first in C's arrays). Pure code, tested
+//! on every machine; the execution is in the dispatcher (`exec::hybrid`).
+//!
+//! - Row split by flops (4.2): r is the row where the prefix of per-row multiplications
+//!   reaches the CPU's share t of all multiplications. Heuristic II takes
+//!   t = t_g / (t_c + t_g) from the instance's CPU and GPU times; with rates in
+//!   multiplications per second measured on earlier calls of the same handle
+//!   (t_c = F / rate_cpu, t_g = F / rate_gpu) that is t = rate_cpu / (rate_cpu + rate_gpu),
+//!   the share that makes both sides' predicted times equal. Before any measurement,
+//!   Heuristic I: t = 25% (the paper's average GPU speed-up of about 3).
+//! - Band split (4.3): when A and B are band matrices with A_d and B_d diagonals, each row
+//!   costs the same, CPU time = alpha R, GPU time = beta R, copy of the GPU's part of C =
+//!   gamma S with R = A_r A_d B_d and S = A_r (A_d + B_d - 1); equal times give
+//!   t = (beta R + gamma S) / ((alpha + beta) R + gamma S), and r = t A_r.
+
+use crate::common::csr::CsrRef;
+use crate::types::{Idx, Scalar};
+
+/// The CPU's share before any rate is measured (Heuristic I).
+pub const DEFAULT_CPU_FRACTION: f64 = 0.25;
+
+/// A matrix counts as banded when its band holds at most this share of its columns...
+pub const BAND_MAX_WIDTH_FRACTION: f64 = 0.1;
+/// ... and its entries fill at least this share of the band (the paper's band matrices
+/// are full bands stored as DIA).
+pub const BAND_MIN_FILL: f64 = 0.5;
+
+/// Throughputs measured on earlier calls of a handle. None: not measured yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Rates {
+    /// CPU multiplications per second.
+    pub cpu: Option<f64>,
+    /// GPU multiplications per second, the whole GPU part (uploads, kernels, C back):
+    /// Heuristic II's t_g.
+    pub gpu: Option<f64>,
+    /// GPU multiplications per second without copying C back (the band rule's beta).
+    pub gpu_compute: Option<f64>,
+    /// Entries of C copied back from the GPU per second (the band rule's gamma).
+    pub copy: Option<f64>,
+}
+
+impl Rates {
+    /// Records a measurement: `work` units done in `seconds` (ignored when not positive).
+    /// Keeps the most recent value: the next product on a handle is usually like the last.
+    pub fn record(slot: &mut Option<f64>, work: f64, seconds: f64) {
+        if work > 0.0 && seconds > 0.0 && (work / seconds).is_finite() {
+            *slot = Some(work / seconds);
+        }
+    }
+}
+
+/// How the split was chosen.
+#[derive(Clone, Debug, PartialEq)]
+pub enum How {
+    /// Hybrid was asked for but there is no usable GPU: all rows on the CPU.
+    NoDevice(String),
+    /// By flops, CPU share from Heuristic I (no rates yet).
+    FlopsDefault,
+    /// By flops, CPU share from measured rates (Heuristic II).
+    FlopsMeasured,
+    /// A and B banded: the analytic share of section 4.3.
+    Band {
+        a_diagonals: usize,
+        b_diagonals: usize,
+    },
+}
+
+/// The split of a hybrid plan: CPU rows `0..split_row`, GPU rows `split_row..nrows`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Split {
+    pub nrows: usize,
+    pub split_row: usize,
+    /// The CPU's share of the multiplications it was aimed at.
+    pub cpu_fraction: f64,
+    pub how: How,
+}
+
+impl Split {
+    /// Everything on the CPU, with the reason.
+    pub fn all_cpu(nrows: usize, why: String) -> Split {
+        Split {
+            nrows,
+            split_row: nrows,
+            cpu_fraction: 1.0,
+            how: How::NoDevice(why),
+        }
+    }
+    pub fn cpu_rows(&self) -> usize {
+        self.split_row
+    }
+    pub fn gpu_rows(&self) -> usize {
+        self.nrows - self.split_row
+    }
+    /// One line for the plan info.
+    pub fn describe(&self) -> String {
+        let rows = format!(
+            "rows 0..{} on the CPU, {}..{} on the GPU",
+            self.split_row, self.split_row, self.nrows
+        );
+        match &self.how {
+            How::NoDevice(why) => {
+                format!("hybrid: all {} rows on the CPU: no GPU ({why})", self.nrows)
+            }
+            How::FlopsDefault => format!(
+                "hybrid: {rows}; split by flops, CPU share {:.3} (default: no rates measured yet)",
+                self.cpu_fraction
+            ),
+            How::FlopsMeasured => format!(
+                "hybrid: {rows}; split by flops, CPU share {:.3} from measured CPU and GPU rates",
+                self.cpu_fraction
+            ),
+            How::Band {
+                a_diagonals,
+                b_diagonals,
+            } => format!(
+                "hybrid: {rows}; band split (A {a_diagonals} and B {b_diagonals} diagonals), CPU \
+                 share {:.3}",
+                self.cpu_fraction
+            ),
+        }
+    }
+}
+
+/// Heuristic II's CPU share from rates, or Heuristic I's default.
+pub fn cpu_fraction(rates: &Rates) -> (f64, How) {
+    match (rates.cpu, rates.gpu) {
+        (Some(c), Some(g)) if c > 0.0 && g > 0.0 => (c / (c + g), How::FlopsMeasured),
+        _ => (DEFAULT_CPU_FRACTION, How::FlopsDefault),
+    }
+}
+
+/// The row r that balances predicted times when the CPU works at share `t` of the total
+/// speed: CPU time prefix[r] / t against GPU time (F - prefix[r]) / (1 - t), both in the
+/// same unit. `prefix` has m + 1 non-decreasing entries from 0 (multiplications of rows
+/// before each row). Of the two rows around the crossing, the one with the smaller
+/// maximum wins (ties to the smaller r). t <= 0 gives 0 (all GPU), t >= 1 gives m.
+pub fn split_by_flops(prefix: &[u64], t: f64) -> usize {
+    let m = prefix.len().saturating_sub(1);
+    if m == 0 || t.is_nan() || t <= 0.0 {
+        return 0;
+    }
+    if t >= 1.0 {
+        return m;
+    }
+    let total = prefix[m] as f64;
+    let predicted = |r: usize| {
+        let p = prefix[r] as f64;
+        (p / t).max((total - p) / (1.0 - t))
+    };
+    // First r whose CPU part reaches the target share.
+    let target = t * total;
+    let hi = prefix.partition_point(|&p| (p as f64) < target).min(m);
+    let lo = hi.saturating_sub(1);
+    if predicted(lo) <= predicted(hi) {
+        lo
+    } else {
+        hi
+    }
+}
+
+/// The diagonals a matrix's entries occupy: every entry (i, j) has
+/// `-lower <= j - i <= upper`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Band {
+    pub lower: usize,
+    pub upper: usize,
+}
+
+impl Band {
+    pub fn diagonals(&self) -> usize {
+        self.lower + self.upper + 1
+    }
+}
+
+/// The band of `a` when it is a band matrix: entries within a band of at most
+/// `BAND_MAX_WIDTH_FRACTION` of the columns (at least 1 diagonal) that they fill to at
+/// least `BAND_MIN_FILL`. None for an empty matrix or any other pattern.
+pub fn band_of<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> Option<Band> {
+    let (m, n) = (a.nrows(), a.ncols());
+    if m == 0 || n == 0 || a.nnz() == 0 {
+        return None;
+    }
+    let (mut lo, mut hi) = (i128::MAX, i128::MIN);
+    for i in 0..m {
+        for p in a.row_range(i) {
+            let d = a.col(p) as i128 - i as i128;
+            lo = lo.min(d);
+            hi = hi.max(d);
+        }
+    }
+    let band = Band {
+        lower: (-lo).max(0) as usize,
+        upper: hi.max(0) as usize,
+    };
+    let width = band.diagonals();
+    if width as f64 > (BAND_MAX_WIDTH_FRACTION * n as f64).max(1.0) {
+        return None;
+    }
+    // Slots of the band inside the matrix: sum over diagonals d of their length.
+    let slots: u128 = (-(band.lower as i128)..=band.upper as i128)
+        .map(|d| {
+            let (m, n) = (m as i128, n as i128);
+            let len = if d >= 0 { m.min(n - d) } else { n.min(m + d) };
+            len.max(0) as u128
+        })
+        .sum();
+    (slots > 0 && a.nnz() as f64 >= BAND_MIN_FILL * slots as f64).then_some(band)
+}
+
+/// The CPU's share for band matrices (section 4.3): `alpha`, `beta` are CPU and GPU
+/// seconds per multiplication, `gamma` seconds per entry of C copied back from the GPU.
+pub fn band_cpu_fraction(
+    rows: usize,
+    a_diagonals: usize,
+    b_diagonals: usize,
+    alpha: f64,
+    beta: f64,
+    gamma: f64,
+) -> f64 {
+    let r = rows as f64 * a_diagonals as f64 * b_diagonals as f64;
+    let s = rows as f64 * (a_diagonals + b_diagonals).saturating_sub(1) as f64;
+    let den = (alpha + beta) * r + gamma * s;
+    if den > 0.0 && den.is_finite() {
+        ((beta * r + gamma * s) / den).clamp(0.0, 1.0)
+    } else {
+        DEFAULT_CPU_FRACTION
+    }
+}
+
+/// The split for a product with per-row multiplication prefix `prefix`, the bands of A and
+/// B when both are banded, and the handle's measured rates. The band rule needs the CPU,
+/// GPU-compute and copy rates; without them the flops rule applies.
+pub fn plan_split(prefix: &[u64], bands: Option<(Band, Band)>, rates: &Rates) -> Split {
+    let m = prefix.len().saturating_sub(1);
+    if let (Some((ba, bb)), Some(c), Some(g), Some(cp)) =
+        (bands, rates.cpu, rates.gpu_compute, rates.copy)
+        && c > 0.0
+        && g > 0.0
+        && cp > 0.0
+    {
+        let (ad, bd) = (ba.diagonals(), bb.diagonals());
+        let t = band_cpu_fraction(m, ad, bd, 1.0 / c, 1.0 / g, 1.0 / cp);
+        // Rows of a band product cost the same: the split is by rows.
+        let split_row = ((t * m as f64).round() as usize).min(m);
+        return Split {
+            nrows: m,
+            split_row,
+            cpu_fraction: t,
+            how: How::Band {
+                a_diagonals: ad,
+                b_diagonals: bd,
+            },
+        };
+    }
+    let (t, how) = cpu_fraction(rates);
+    Split {
+        nrows: m,
+        split_row: split_by_flops(prefix, t),
+        cpu_fraction: t,
+        how,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::slices::IndexSliceMut;
+
+    fn prefix_of(rows: &[u64]) -> Vec<u64> {
+        let mut p = vec![0];
+        for &r in rows {
+            p.push(p.last().unwrap() + r);
+        }
+        p
+    }
+
+    /// Predicted time of a split in units where the CPU does t and the GPU 1 - t per
+    /// second.
+    fn time(prefix: &[u64], r: usize, t: f64) -> f64 {
+        let total = *prefix.last().unwrap() as f64;
+        let p = prefix[r] as f64;
+        (p / t).max((total - p) / (1.0 - t))
+    }
+
+    #[test]
+    fn split_points_balance_predicted_time() {
+        // Irregular rows; every split is compared with the best over all r.
+        let rows: Vec<u64> = (0..200u64)
+            .map(|i| (i * 7919) % 97 + (i % 13) * 40)
+            .collect();
+        let prefix = prefix_of(&rows);
+        for &t in &[0.05, 0.25, 0.4, 0.5, 0.75, 0.9] {
+            let r = split_by_flops(&prefix, t);
+            let best = (0..=rows.len())
+                .map(|x| time(&prefix, x, t))
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                (time(&prefix, r, t) - best).abs() <= 1e-9 * best,
+                "t = {t}: r = {r} gives {} but the best is {best}",
+                time(&prefix, r, t)
+            );
+            // The CPU's share is within one row of the target.
+            let total = *prefix.last().unwrap() as f64;
+            let max_row = *rows.iter().max().unwrap() as f64;
+            assert!((prefix[r] as f64 - t * total).abs() <= max_row, "t = {t}");
+        }
+    }
+
+    #[test]
+    fn uniform_rows_split_at_the_share() {
+        let prefix = prefix_of(&[10; 100]);
+        assert_eq!(split_by_flops(&prefix, 0.25), 25);
+        assert_eq!(split_by_flops(&prefix, 0.5), 50);
+    }
+
+    #[test]
+    fn degenerate_splits() {
+        let prefix = prefix_of(&[3, 0, 5, 1]);
+        // All rows to one side.
+        assert_eq!(split_by_flops(&prefix, 0.0), 0);
+        assert_eq!(split_by_flops(&prefix, -1.0), 0);
+        assert_eq!(split_by_flops(&prefix, f64::NAN), 0);
+        assert_eq!(split_by_flops(&prefix, 1.0), 4);
+        assert_eq!(split_by_flops(&prefix, 2.0), 4);
+        // Empty matrix, and a matrix without multiplications.
+        assert_eq!(split_by_flops(&[0], 0.5), 0);
+        assert_eq!(split_by_flops(&[], 0.5), 0);
+        assert_eq!(split_by_flops(&prefix_of(&[0, 0, 0]), 0.5), 0);
+        // One huge row: whichever side takes it, the other is idle; the smaller maximum.
+        let p = prefix_of(&[1, 1000, 1]);
+        let r = split_by_flops(&p, 0.5);
+        assert!(r == 1 || r == 2, "{r}");
+        let s = plan_split(&[0], None, &Rates::default());
+        assert_eq!((s.cpu_rows(), s.gpu_rows()), (0, 0));
+    }
+
+    #[test]
+    fn heuristics_from_rates() {
+        let (t, how) = cpu_fraction(&Rates::default());
+        assert_eq!((t, how), (DEFAULT_CPU_FRACTION, How::FlopsDefault));
+        let rates = Rates {
+            cpu: Some(1e9),
+            gpu: Some(3e9),
+            ..Default::default()
+        };
+        let (t, how) = cpu_fraction(&rates);
+        assert_eq!(how, How::FlopsMeasured);
+        assert!((t - 0.25).abs() < 1e-12);
+        // Equal predicted times: F t / rate_cpu == F (1 - t) / rate_gpu.
+        assert!((t / 1e9 - (1.0 - t) / 3e9).abs() < 1e-21);
+        let mut r = Rates::default();
+        Rates::record(&mut r.cpu, 100.0, 0.0);
+        assert_eq!(r.cpu, None);
+        Rates::record(&mut r.cpu, 100.0, 2.0);
+        assert_eq!(r.cpu, Some(50.0));
+    }
+
+    #[test]
+    fn band_share_matches_the_papers_formula_and_balances_times() {
+        // alpha, beta per multiplication, gamma per copied entry.
+        let (rows, ad, bd) = (51200usize, 3usize, 4usize);
+        let (alpha, beta, gamma) = (2e-9, 1e-9, 4e-9);
+        let t = band_cpu_fraction(rows, ad, bd, alpha, beta, gamma);
+        let r = (rows * ad * bd) as f64;
+        let s = (rows * (ad + bd - 1)) as f64;
+        // t alpha R == (1 - t)(beta R + gamma S)
+        let cpu = t * alpha * r;
+        let gpu = (1.0 - t) * (beta * r + gamma * s);
+        assert!((cpu - gpu).abs() <= 1e-12 * cpu, "{cpu} vs {gpu}");
+        // A slower GPU link moves work to the CPU.
+        assert!(band_cpu_fraction(rows, ad, bd, alpha, beta, 10.0 * gamma) > t);
+        assert_eq!(
+            band_cpu_fraction(0, 0, 0, 0.0, 0.0, 0.0),
+            DEFAULT_CPU_FRACTION
+        );
+    }
+
+    fn csr_from(m: usize, n: usize, entries: &[(usize, usize)]) -> (Vec<u64>, Vec<i64>, Vec<f64>) {
+        let mut ptr = vec![0u64; m + 1];
+        for &(i, _) in entries {
+            ptr[i + 1] += 1;
+        }
+        for i in 0..m {
+            ptr[i + 1] += ptr[i];
+        }
+        let mut sorted = entries.to_vec();
+        sorted.sort();
+        assert!(sorted.iter().all(|&(_, j)| j < n));
+        let col = sorted.iter().map(|&(_, j)| j as i64).collect::<Vec<_>>();
+        let val = vec![1.0; col.len()];
+        (ptr, col, val)
+    }
+
+    fn band_matrix(m: usize, lower: usize, upper: usize) -> Vec<(usize, usize)> {
+        let mut e = Vec::new();
+        for i in 0..m {
+            for j in i.saturating_sub(lower)..=(i + upper).min(m - 1) {
+                e.push((i, j));
+            }
+        }
+        e
+    }
+
+    #[test]
+    fn band_detection() {
+        let m = 200;
+        let (p, c, v) = csr_from(m, m, &band_matrix(m, 1, 2));
+        let a = CsrRef::<u64, i64, f64>::new(m, m, 0, &p, &c, Some(&v)).unwrap();
+        assert_eq!(band_of(&a), Some(Band { lower: 1, upper: 2 }));
+        assert_eq!(band_of(&a).unwrap().diagonals(), 4);
+        // Diagonal only.
+        let (p, c, v) = csr_from(m, m, &band_matrix(m, 0, 0));
+        let a = CsrRef::<u64, i64, f64>::new(m, m, 0, &p, &c, Some(&v)).unwrap();
+        assert_eq!(band_of(&a), Some(Band { lower: 0, upper: 0 }));
+        // A far corner entry makes the band too wide.
+        let mut e = band_matrix(m, 1, 1);
+        e.push((0, m - 1));
+        let (p, c, v) = csr_from(m, m, &e);
+        let a = CsrRef::<u64, i64, f64>::new(m, m, 0, &p, &c, Some(&v)).unwrap();
+        assert_eq!(band_of(&a), None);
+        // A sparse band (one entry in ten rows) is not a band matrix.
+        let e: Vec<_> = (0..m).step_by(10).map(|i| (i, i)).collect();
+        let (p, c, v) = csr_from(m, m, &e);
+        let a = CsrRef::<u64, i64, f64>::new(m, m, 0, &p, &c, Some(&v)).unwrap();
+        assert_eq!(band_of(&a), None);
+        // Empty matrices.
+        let (p, c, v) = csr_from(m, m, &[]);
+        let a = CsrRef::<u64, i64, f64>::new(m, m, 0, &p, &c, Some(&v)).unwrap();
+        assert_eq!(band_of(&a), None);
+        let a = CsrRef::<u64, i64, f64>::new(0, 5, 0, &[0], &[], Some(&[])).unwrap();
+        assert_eq!(band_of(&a), None);
+    }
+
+    #[test]
+    fn top_rows_and_split_outputs_cut_where_the_cpu_part_ends() {
+        // 1-based, rows of 2, 0, 3 entries.
+        let off = [1i32, 3, 3, 6];
+        let idx = [1i64, 2, 1, 2, 3];
+        let val = [1.0f32, 2.0, 3.0, 4.0, 5.0];
+        let a = CsrRef::new(3, 3, 1, &off, &idx, Some(&val[..])).unwrap();
+        for (r, e) in [(0, 0), (1, 2), (2, 2), (3, 5), (9, 5)] {
+            let t = a.top_rows(r).unwrap();
+            assert_eq!(t.nrows(), r.min(3));
+            assert_eq!(t.nnz(), e, "r = {r}");
+            assert_eq!(t.values().unwrap().len(), e, "r = {r}");
+        }
+        let mut cols = vec![0i32; 5];
+        let (c1, c2) = IndexSliceMut::I32(&mut cols).split_at(2);
+        assert_eq!((c1.len(), c2.len()), (2, 3));
+        let (c1, c2) = IndexSliceMut::I32(&mut cols).split_at(9);
+        assert_eq!((c1.len(), c2.len()), (5, 0));
+    }
+
+    #[test]
+    fn plan_split_uses_the_band_rule_only_with_all_rates() {
+        let prefix = prefix_of(&[12; 1000]);
+        let band = Band { lower: 1, upper: 1 };
+        let partial = Rates {
+            cpu: Some(1e9),
+            gpu: Some(2e9),
+            gpu_compute: Some(2e9),
+            copy: None,
+        };
+        let s = plan_split(&prefix, Some((band, band)), &partial);
+        assert_eq!(s.how, How::FlopsMeasured);
+        assert_eq!(s.split_row, 333);
+        let full = Rates {
+            copy: Some(1e8),
+            ..partial
+        };
+        let s = plan_split(&prefix, Some((band, band)), &full);
+        assert!(matches!(
+            s.how,
+            How::Band {
+                a_diagonals: 3,
+                b_diagonals: 3
+            }
+        ));
+        let t = band_cpu_fraction(1000, 3, 3, 1e-9, 0.5e-9, 1e-8);
+        assert_eq!(s.split_row, (t * 1000.0).round() as usize);
+        assert!(s.describe().contains("band split"), "{}", s.describe());
+        let none = Split::all_cpu(7, "no driver".into());
+        assert_eq!((none.cpu_rows(), none.gpu_rows()), (7, 0));
+        assert!(none.describe().contains("all 7 rows on the CPU"));
+    }
+}

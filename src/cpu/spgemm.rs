@@ -1,0 +1,351 @@
+//! The CPU backend's SpGEMM: the symbolic phase (selector, compression of B, counts of
+//! C's rows, the flop-balanced partition) into a [`CpuPlan`], and the numeric phase over
+//! it, replaying what earlier calls learned when the plan is reused.
+
+use parking_lot::Mutex;
+use rayon::prelude::*;
+
+use super::Ctx;
+use super::args::{AccKind, NumericPlan, Product, REPLAY_MAX_DENSE_BYTES};
+use super::compress;
+use super::dense;
+use super::gustavson;
+use super::partition::{balanced_chunks, flop_profile};
+use super::prefetch;
+use super::row_groups::RowGroups;
+use super::select::{self, Features};
+use crate::common::csr::CsrRef;
+use crate::common::options::{Algorithm, OutputFormat};
+use crate::common::slices::IndexSliceMut;
+use crate::error::{Result, Status, err};
+use crate::platform::alloc::try_filled;
+use crate::platform::caches::caches;
+use crate::types::{Idx, Scalar};
+
+/// What the CPU's symbolic phase leaves for the numeric calls.
+#[derive(Debug)]
+pub struct CpuPlan {
+    /// 0-based row offsets of C (length m + 1).
+    pub(crate) row_ptr: Vec<usize>,
+    /// Row chunk boundaries for the numeric phase (flop-balanced).
+    chunks: Vec<usize>,
+    /// Scalar multiplications of the product (the paper's f_m).
+    pub(crate) flops: u64,
+    pub(crate) max_row_nnz: usize,
+    /// Accumulator family each phase runs with.
+    pub(crate) symbolic_alg: Algorithm,
+    pub(crate) numeric_alg: Algorithm,
+    /// Whether C's rows come out sorted (fixed when the plan is made).
+    pub(crate) sorted: bool,
+    /// Whether the symbolic phase ran on a compressed B (section 3.2).
+    pub(crate) compressed: bool,
+    /// What numeric calls learned, for later numeric calls.
+    reuse: Mutex<ReuseCache>,
+    /// Row groups of A (runs of rows with the same column list) the kernels process
+    /// together; `chunks` does not split them (None: too few; see [`super::row_groups`]).
+    row_groups: Option<RowGroups>,
+    /// Whether the kernels prefetch the rows of B ahead (A's columns are scattered and B
+    /// exceeds the L2 cache; see [`super::prefetch`]).
+    prefetch: bool,
+}
+
+/// Interior cache of a plan. The first numeric call runs the accumulator; a second call
+/// on the same plan also records a 64-bit digest of each chunk's column indices of C as
+/// written to the caller's array (8 bytes per chunk of rows, a few dozen per plan). From
+/// then on a numeric call given one of the arrays the plan's last calls filled trusts the
+/// columns already in it wherever their digest still matches (the caller reuses its C, as
+/// a reused plan is meant for) and only sums values into a dense per-thread array (the
+/// replay kernel): no hashing, no sorting, no marks, no column writes. A chunk whose
+/// columns differ (changed by the caller) is computed afresh; any other array is never
+/// read (it is filled in full). Kept only while the structure of A and B is checked on
+/// every call (validation on), because the replay trusts it.
+#[derive(Debug, Default)]
+pub struct ReuseCache {
+    pub numeric_calls: usize,
+    /// Digest of each chunk's columns of C (see `cpu::gustavson::chunk_digests`).
+    pub col_digests: Option<Vec<u64>>,
+    /// Address and length of the column arrays the last calls filled (most recent first):
+    /// the only arrays the replay reads.
+    pub written: [(usize, usize); WRITTEN_ARRAYS],
+    /// Chunks the replay kernel ran, and chunks it found changed and computed afresh
+    /// (counters for tests and reports).
+    pub replayed_chunks: usize,
+    pub refilled_chunks: usize,
+}
+
+/// How many of the last filled column arrays a plan remembers (a caller alternating a few
+/// buffers of C still gets the replay).
+const WRITTEN_ARRAYS: usize = 4;
+
+impl ReuseCache {
+    /// Records that the array at `at` now holds this plan's columns.
+    fn wrote(&mut self, at: (usize, usize)) {
+        let w = &mut self.written;
+        let k = w.iter().position(|&x| x == at).unwrap_or(w.len() - 1);
+        w[..=k].rotate_right(1);
+        w[0] = at;
+    }
+}
+
+/// A CPU plan's internals, for tests and reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuDetails {
+    /// Row chunk boundaries of the numeric phase.
+    pub chunks: Vec<usize>,
+    /// Row groups of A the kernels process together (None: too few).
+    pub row_groups: Option<Vec<std::ops::Range<usize>>>,
+    pub prefetch: bool,
+    pub compressed: bool,
+    /// Numeric calls so far, chunks the replay ran and chunks it computed afresh.
+    pub numeric_calls: usize,
+    pub replayed_chunks: usize,
+    pub refilled_chunks: usize,
+    /// Whether the plan has learned C's columns for the replay.
+    pub replay_ready: bool,
+}
+
+impl CpuPlan {
+    /// The plan's internals, for tests and reports.
+    pub fn details(&self) -> CpuDetails {
+        let c = self.reuse.lock();
+        CpuDetails {
+            chunks: self.chunks.clone(),
+            row_groups: self.row_groups.as_ref().map(|g| g.iter().collect()),
+            prefetch: self.prefetch,
+            compressed: self.compressed,
+            numeric_calls: c.numeric_calls,
+            replayed_chunks: c.replayed_chunks,
+            refilled_chunks: c.refilled_chunks,
+            replay_ready: c.col_digests.is_some(),
+        }
+    }
+
+    pub fn nnz(&self) -> usize {
+        self.row_ptr.last().copied().unwrap_or(0)
+    }
+
+    /// Lines for the plan's text description.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        if let Some(g) = &self.row_groups {
+            s.push_str(&g.describe());
+            s.push('\n');
+        }
+        if self.prefetch {
+            s.push_str("prefetch: rows of B (scattered columns of A)\n");
+        }
+        s
+    }
+
+    /// Forgets what earlier numeric calls learned (after a failed call, whose arrays may
+    /// be half written).
+    pub fn forget(&self) {
+        *self.reuse.lock() = ReuseCache::default();
+    }
+}
+
+/// Symbolic phase with a hash accumulator: compressed row lengths of B and the flop
+/// profile in one pass over A, the paper's two-step compression decision on the exact
+/// compressed f_m, then the count. Returns the counts and whether B was compressed.
+fn hash_symbolic<O: Idx, I: Idx, V: Scalar>(
+    ctx: &Ctx<'_>,
+    alg: Algorithm,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+) -> Result<(dense::Counted, bool)> {
+    let k = b.ncols();
+    let m = a.nrows();
+    let clens = compress::compressed_lengths(b)?;
+    let profile = flop_profile(a, b, clens.as_deref())?;
+    let flops = profile.total();
+    let compressed = match (&clens, profile.compressed) {
+        (Some(_), Some(cf)) if (cf as f64) < (1.0 - compress::MIN_GAIN) * flops as f64 => {
+            compress::compress_rows(b)?
+        }
+        _ => None,
+    };
+    drop(clens);
+    let chunks = balanced_chunks(&profile.prefix, ctx.threads);
+    let mut row_ptr = try_filled(m + 1, 0usize, "row offsets of C")?;
+    gustavson::symbolic(
+        &ctx.state.workspace,
+        select::acc_kind(alg),
+        (a, b),
+        compressed.as_ref(),
+        (&chunks, &profile.prefix),
+        profile.max_row.min(k as u64) as usize,
+        &mut row_ptr[1..],
+    )?;
+    let max_row_nnz = row_ptr[1..].par_iter().copied().max().unwrap_or(0);
+    // The sum cannot overflow usize: each row count is at most its flops, and the flops
+    // were summed in u64 without overflow.
+    for i in 0..m {
+        row_ptr[i + 1] += row_ptr[i];
+    }
+    Ok((
+        dense::Counted {
+            row_ptr,
+            flops,
+            chunks,
+            max_row_nnz,
+        },
+        compressed.is_some(),
+    ))
+}
+
+/// Symbolic phase of C = A*B on the CPU. The product is defined and C's format can hold
+/// it (checked by the caller, which validated A and B when asked to).
+pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
+    ctx: &Ctx<'_>,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    format: &OutputFormat,
+) -> Result<CpuPlan> {
+    let k = b.ncols();
+    if ctx.algorithm == Algorithm::Dense && k > u32::MAX as usize {
+        return err(
+            Status::NotSupported,
+            format!("the dense accumulator needs at most 2^32-1 columns in C, B has {k}"),
+        );
+    }
+    ctx.pool.install(|| {
+        let m = a.nrows();
+        let threads = ctx.threads;
+        let symbolic_alg = select::select_symbolic(ctx.algorithm, k);
+        let groups = RowGroups::detect(a)?;
+        let prefetch = prefetch::worth_it(a, b, caches().l2);
+        let (mut counted, compressed) = if symbolic_alg == Algorithm::Dense {
+            // Flops and row sizes in one pass; compression decided from a sample.
+            let est = compress::estimate(a, b);
+            let cb = match est {
+                Some(e) if e.pays(b.nnz()) => compress::compress_rows(b)?,
+                _ => None,
+            };
+            let counted = gustavson::symbolic_dense(
+                &ctx.state.workspace,
+                a,
+                b,
+                cb.as_ref(),
+                groups.as_ref(),
+                threads,
+                prefetch,
+            )?;
+            (counted, cb.is_some())
+        } else {
+            hash_symbolic(ctx, symbolic_alg, a, b)?
+        };
+        if let Some(g) = &groups {
+            g.align(&mut counted.chunks);
+        }
+        let features = Features {
+            k,
+            threads,
+            hbm: ctx.hbm,
+        };
+        let numeric_alg = select::select_numeric(ctx.algorithm, &features)?;
+        let dense::Counted {
+            row_ptr,
+            chunks,
+            flops,
+            max_row_nnz,
+            ..
+        } = counted;
+        crate::common::check::check_nnz(format, row_ptr[m])?;
+        Ok(CpuPlan {
+            row_ptr,
+            chunks,
+            flops,
+            max_row_nnz,
+            symbolic_alg,
+            numeric_alg,
+            sorted: ctx.sorted,
+            compressed,
+            reuse: Default::default(),
+            row_groups: groups,
+            prefetch,
+        })
+    })
+}
+
+/// Numeric phase of a CPU plan: C's columns (and values when `vals` is given) into the
+/// caller's arrays, which hold nnz(C) entries each (checked by the caller). `trusted`:
+/// A's and B's structure was checked against the plan in this call (validation on), so
+/// the replay may take C's columns from the caller's array of an earlier call.
+pub fn numeric<O: Idx, I: Idx, V: Scalar>(
+    ctx: &Ctx<'_>,
+    plan: &CpuPlan,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    (c_base, trusted): (usize, bool),
+    mut cols: IndexSliceMut<'_>,
+    mut vals: Option<&mut [V]>,
+) -> Result<()> {
+    // C is usually freshly allocated by the caller: huge pages make its first touch
+    // cheap (see `advise_huge`).
+    match &mut cols {
+        IndexSliceMut::I32(c) => crate::platform::alloc::advise_huge_slice(c),
+        IndexSliceMut::I64(c) => crate::platform::alloc::advise_huge_slice(c),
+    }
+    if let Some(v) = vals.as_deref_mut() {
+        crate::platform::alloc::advise_huge_slice(v);
+    }
+    ctx.pool.install(|| {
+        // Reuse (see `ReuseCache`): only while every call checks the structure.
+        let mut cache = plan.reuse.lock();
+        cache.numeric_calls += 1;
+        let replay_ok =
+            trusted && b.ncols().saturating_mul(std::mem::size_of::<V>()) <= REPLAY_MAX_DENSE_BYTES;
+        let at = match &cols {
+            IndexSliceMut::I32(c) => (c.as_ptr() as usize, c.len()),
+            IndexSliceMut::I64(c) => (c.as_ptr() as usize, c.len()),
+        };
+        if !replay_ok {
+            cache.col_digests = None;
+        }
+        let learn = replay_ok && cache.numeric_calls >= 2 && cache.col_digests.is_none();
+        // Only an array this plan filled may be read (double buffers of C included).
+        let ours = cache.written.contains(&at);
+        let kind: AccKind = select::numeric_kind(
+            plan.numeric_alg,
+            plan.flops,
+            plan.nnz(),
+            b.ncols(),
+            std::mem::size_of::<V>(),
+            ctx.threads,
+        );
+        let np = NumericPlan {
+            kind,
+            chunks: &plan.chunks,
+            groups: plan.row_groups.as_ref(),
+            row_ptr: &plan.row_ptr,
+            max_row_nnz: plan.max_row_nnz,
+            sorted: plan.sorted,
+            c_base,
+            prefetch: plan.prefetch,
+        };
+        let p = Product { a, b, plan: &np };
+        macro_rules! run {
+            ($c:expr) => {{
+                let c = $c;
+                if let Some(digests) = cache.col_digests.as_deref().filter(|_| ours) {
+                    let r = gustavson::replay(&ctx.state.workspace, &p, digests, c, vals)?;
+                    cache.replayed_chunks += r.replayed;
+                    cache.refilled_chunks += r.refilled;
+                    cache.wrote(at);
+                    return Ok(());
+                }
+                gustavson::numeric(&ctx.state.workspace, &p, c, vals)?;
+                if learn {
+                    cache.col_digests =
+                        Some(gustavson::chunk_digests(&plan.chunks, &plan.row_ptr, c));
+                }
+                cache.wrote(at);
+                Ok(())
+            }};
+        }
+        match cols {
+            IndexSliceMut::I32(c) => run!(c),
+            IndexSliceMut::I64(c) => run!(c),
+        }
+    })
+}

@@ -1,0 +1,516 @@
+//! The dispatcher: the one place that decides which backend runs a product (CPU, CUDA,
+//! hybrid) and hands it the checked, typed inputs. It owns what the backends keep
+//! between calls ([`Engine`]) and the plan type with its closed set of backend variants.
+//! Checks every backend shares run here once, before any backend work: the product's
+//! shape and C's format, validation and structure digests, the inputs against a plan,
+//! and C's arrays.
+
+mod engine;
+mod hybrid;
+mod plan;
+mod spmm;
+pub mod tuning;
+
+use std::sync::Arc;
+
+pub use engine::{AUTO_MIN_INPUT_NNZ, Engine};
+pub use plan::{CpuDetails, Plan, PlanKind};
+pub use spmm::{DenseArgs, SpmmAnalysis, analyse, spmm};
+
+use crate::common::check::{
+    check_cols, check_nnz, check_product, check_shape, check_structure, shape_of,
+    validate_and_digest, value_slice,
+};
+use crate::common::csr::{AnyCsr, CsrRef, FromAny, PairOp, dispatch_pair};
+use crate::common::device::{DeviceCsr, DeviceOut};
+use crate::common::options::{Backend, Options, OutputFormat};
+use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
+use crate::common::split::Split;
+use crate::cpu;
+use crate::cuda::{self, COut, Gpu, ValuesIn};
+use crate::error::{Error, Result, Status, err};
+use crate::types::{Idx, IndexType, Scalar, ValueType};
+use plan::BackendPlan;
+
+/// Where a product's symbolic phase goes.
+enum Route {
+    Cpu,
+    Gpu(Arc<Gpu>),
+    Hybrid(Arc<Gpu>),
+}
+
+/// The backend for a product with `input_nnz` entries in A and B: hybrid when asked for
+/// and a GPU is usable; the GPU when asked for (an error without one) or, under `Auto`,
+/// for large inputs when one is usable; else the CPU.
+fn route(e: &Engine, o: &Options, input_nnz: usize) -> Result<Route> {
+    if o.hybrid
+        && o.backend != Backend::Cpu
+        && let Ok(g) = e.gpu()
+    {
+        return Ok(Route::Hybrid(g));
+    }
+    Ok(match o.backend {
+        Backend::Cpu => Route::Cpu,
+        Backend::Cuda => Route::Gpu(e.gpu()?),
+        Backend::Auto => match e.gpu() {
+            Ok(g) if input_nnz >= AUTO_MIN_INPUT_NNZ => Route::Gpu(g),
+            _ => Route::Cpu,
+        },
+    })
+}
+
+/// A CPU plan made while the handle asked for hybrid products: record that every row
+/// ran on the CPU, and why.
+fn cpu_only_split(e: &Engine, o: &Options, m: usize) -> Option<Split> {
+    if !o.hybrid {
+        return None;
+    }
+    let why = if o.backend == Backend::Cpu {
+        "the handle's backend is SPGEMM_BACKEND_CPU".to_string()
+    } else {
+        match e.gpu() {
+            Err(err) => err.message,
+            Ok(_) => "the product was not split".to_string(),
+        }
+    };
+    Some(Split::all_cpu(m, why))
+}
+
+struct SymbolicOp<'e> {
+    e: &'e Engine,
+    o: &'e Options,
+    format: OutputFormat,
+}
+
+impl PairOp for SymbolicOp<'_> {
+    type Out = Plan;
+    // Without the `cuda` feature a GPU part cannot exist: the code after it is dead.
+    #[cfg_attr(not(feature = "cuda"), allow(unreachable_code))]
+    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<Plan>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+        V: Scalar + FromAny<'a>,
+    {
+        let (e, o, format) = (self.e, self.o, self.format);
+        check_product(&a, &b, &format)?;
+        let route = route(e, o, a.nnz() + b.nnz())?;
+        let digests = if o.validate {
+            Some(e.install(|| validate_and_digest(&a, &b))?)
+        } else {
+            None
+        };
+        let shape = shape_of(&a, &b);
+        let ctx = e.cpu_ctx(o);
+        let gpu = match route {
+            Route::Hybrid(g) => {
+                cuda::limits::check_product(a.nrows(), a.ncols(), b.ncols(), a.nnz(), b.nnz())?;
+                let (hp, split) =
+                    hybrid::symbolic(e, &ctx, &g, (&a, &b), digests.is_some(), format)?;
+                return Ok(Plan {
+                    shape,
+                    digests,
+                    format,
+                    flops: hp.cpu_flops + hp.gpu_flops,
+                    sorted: hp.cpu.sorted,
+                    split: Some(split),
+                    backend: BackendPlan::Hybrid(Box::new(hp)),
+                });
+            }
+            Route::Gpu(g) => {
+                let part =
+                    cuda::limits::check_product(a.nrows(), a.ncols(), b.ncols(), a.nnz(), b.nnz())
+                        .and_then(|_| {
+                            let flags = (digests.is_some(), o.sorted_output, false);
+                            e.install(|| cuda::symbolic_host(&g, &a, &b, 0..a.nrows(), flags))
+                        });
+                match part {
+                    // Auto falls back to the CPU for what the GPU path does not take.
+                    Err(err)
+                        if o.backend == Backend::Auto
+                            && matches!(err.status, Status::NotSupported | Status::NoDevice) =>
+                    {
+                        None
+                    }
+                    r => Some(r?),
+                }
+            }
+            Route::Cpu => None,
+        };
+        if let Some(part) = gpu {
+            let (g, info) = cuda::into_plan(part);
+            check_nnz(&format, info.nnz)?;
+            return Ok(Plan {
+                shape,
+                digests,
+                format,
+                flops: info.flops,
+                sorted: o.sorted_output,
+                split: None,
+                backend: BackendPlan::Gpu(Box::new(g)),
+            });
+        }
+        let cp = cpu::spgemm::symbolic(&ctx, &a, &b, &format)?;
+        Ok(Plan {
+            shape,
+            digests,
+            format,
+            flops: cp.flops,
+            sorted: cp.sorted,
+            split: cpu_only_split(e, o, a.nrows()),
+            backend: BackendPlan::Cpu(Box::new(cp)),
+        })
+    }
+}
+
+/// Symbolic phase: the structure of C = A*B, as a reusable plan.
+pub fn symbolic(
+    e: &Engine,
+    o: &Options,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    format: OutputFormat,
+) -> Result<Plan> {
+    dispatch_pair(a, b, SymbolicOp { e, o, format })
+}
+
+struct NumericOp<'h, 'o> {
+    e: &'h Engine,
+    o: &'h Options,
+    plan: &'h Plan,
+    cols: IndexSliceMut<'o>,
+    vals: Option<ValueSliceMut<'o>>,
+}
+
+impl PairOp for NumericOp<'_, '_> {
+    type Out = ();
+    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<()>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+        V: Scalar + FromAny<'a>,
+    {
+        let (e, o, plan) = (self.e, self.o, self.plan);
+        check_shape(&plan.shape, &shape_of(&a, &b))?;
+        if self.vals.is_some() {
+            if a.values().is_none() {
+                return err(
+                    Status::InvalidValue,
+                    "A has no values (pattern-only descriptor)",
+                );
+            }
+            if b.values().is_none() {
+                return err(
+                    Status::InvalidValue,
+                    "B has no values (pattern-only descriptor)",
+                );
+            }
+        }
+        let nnz = plan.nnz();
+        check_cols(&self.cols, &plan.format, nnz)?;
+        let vals: Option<&mut [V]> = match self.vals {
+            None => None,
+            Some(v) => Some(value_slice::<V>(v, nnz)?),
+        };
+        if o.validate {
+            e.install(|| check_structure(plan.digests, &a, &b))?;
+        }
+        // The replay trusts C's columns from an earlier call only while every call checks
+        // the structure against the plan's digests.
+        let trusted = o.validate && plan.digests.is_some();
+        let ctx = e.cpu_ctx(o);
+        match &plan.backend {
+            BackendPlan::Cpu(cp) => cpu::spgemm::numeric(
+                &ctx,
+                cp,
+                &a,
+                &b,
+                (plan.format.base, trusted),
+                self.cols,
+                vals,
+            ),
+            BackendPlan::Gpu(g) => cuda::numeric(
+                g,
+                plan.format,
+                ValuesIn::Host(a.values(), b.values()),
+                COut::Host {
+                    cols: self.cols,
+                    vals,
+                },
+            )
+            .map(|_| ()),
+            BackendPlan::Hybrid(hp) => hybrid::numeric(
+                e,
+                &ctx,
+                (hp, plan.format),
+                (&a, &b),
+                trusted,
+                self.cols,
+                vals,
+            ),
+        }
+    }
+}
+
+/// Numeric phase: fills C's column indices and (if `vals` is given) values.
+pub fn numeric(
+    e: &Engine,
+    o: &Options,
+    plan: &Plan,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    cols: IndexSliceMut<'_>,
+    vals: Option<ValueSliceMut<'_>>,
+) -> Result<()> {
+    dispatch_pair(
+        a,
+        b,
+        NumericOp {
+            e,
+            o,
+            plan,
+            cols,
+            vals,
+        },
+    )
+    .inspect_err(|_| {
+        // What the plan learned from earlier calls may describe arrays this call left
+        // half written: learn again from the next successful call.
+        plan.forget();
+    })
+}
+
+/// Writes C's row offsets (in the plan's format) into `out` (length m + 1): in parallel
+/// when called on a handle's workers (`Engine::install`), else on the calling thread
+/// alone (never on rayon's global pool, which would start threads the caller did not ask
+/// for).
+pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
+    fn fill<T: Idx + Send>(row_ptr: &[usize], base: usize, out: &mut [T]) -> Result<()> {
+        use rayon::prelude::*;
+        if out.len() != row_ptr.len() {
+            return err(
+                Status::InvalidValue,
+                format!(
+                    "C: row offsets array has {} entries, expected {}",
+                    out.len(),
+                    row_ptr.len()
+                ),
+            );
+        }
+        // Range checked at symbolic time (nnz + base fits T).
+        let put = |(o, &r): (&mut T, &usize)| {
+            *o = T::try_from_usize(r + base).expect("checked at symbolic time")
+        };
+        if rayon::current_thread_index().is_some() {
+            out.par_iter_mut()
+                .zip(row_ptr.par_iter())
+                .with_min_len(4096)
+                .for_each(put);
+        } else {
+            out.iter_mut().zip(row_ptr).for_each(put);
+        }
+        Ok(())
+    }
+    let base = plan.format.base;
+    let row_ptr = plan.row_offsets()?;
+    match out {
+        OffsetSliceMut::I32(o) if plan.format.offsets == IndexType::Int32 => {
+            fill(&row_ptr, base, o)
+        }
+        OffsetSliceMut::I64(o) if plan.format.offsets == IndexType::Int64 => {
+            fill(&row_ptr, base, o)
+        }
+        OffsetSliceMut::U64(o) if plan.format.offsets == IndexType::SizeT => {
+            fill(&row_ptr, base, o)
+        }
+        _ => err(
+            Status::TypeMismatch,
+            "C: row offsets type differs from the plan's",
+        ),
+    }
+}
+
+/// Why device arrays cannot be used with these options, or the GPU that can take them.
+/// The CPU backend cannot read GPU memory; `Auto` and `Cuda` need a usable device.
+fn gpu_for_device_arrays(e: &Engine, o: &Options, what: &str) -> Result<Arc<Gpu>> {
+    if o.backend == Backend::Cpu {
+        return err(
+            Status::NotSupported,
+            format!(
+                "{what} in GPU memory, but the handle's backend is SPGEMM_BACKEND_CPU, which \
+                 cannot read device memory (use SPGEMM_BACKEND_AUTO or SPGEMM_BACKEND_CUDA)"
+            ),
+        );
+    }
+    e.gpu().map_err(|err| {
+        Error::new(
+            err.status,
+            format!(
+                "{what} in GPU memory, but no GPU can be used: {}",
+                err.message
+            ),
+        )
+    })
+}
+
+/// Symbolic phase of A and B in device memory. Checks types, shapes and the device's
+/// 32-bit limits first, then that a GPU can be used; only then is anything done on it.
+#[cfg_attr(not(feature = "cuda"), allow(unreachable_code))]
+pub fn symbolic_device(
+    e: &Engine,
+    o: &Options,
+    a: &DeviceCsr,
+    b: &DeviceCsr,
+    format: OutputFormat,
+) -> Result<Plan> {
+    crate::common::device::check_pair(a, b, &format)?;
+    cuda::limits::check_product(a.nrows, a.ncols, b.ncols, a.nnz, b.nnz)?;
+    let gpu = gpu_for_device_arrays(e, o, "A and B are")?;
+    let (g, info) = cuda::into_plan(cuda::symbolic_device(&gpu, a, b, o.sorted_output)?);
+    check_nnz(&format, info.nnz)?;
+    Ok(Plan {
+        shape: crate::common::device::shape_of(a, b),
+        // The structure was checked on the device; no host digest exists.
+        digests: None,
+        format,
+        flops: info.flops,
+        sorted: o.sorted_output,
+        split: None,
+        backend: BackendPlan::Gpu(Box::new(g)),
+    })
+}
+
+/// Inputs of a numeric call: host descriptors or device descriptors.
+pub enum NumericInputs<'x, 'a> {
+    Host(&'x AnyCsr<'a>, &'x AnyCsr<'a>),
+    Device(&'x DeviceCsr, &'x DeviceCsr),
+}
+
+/// Outputs of a numeric call: caller host arrays or caller device arrays.
+pub enum NumericOutputs<'o> {
+    Host {
+        cols: IndexSliceMut<'o>,
+        vals: Option<ValueSliceMut<'o>>,
+    },
+    Device(DeviceOut),
+}
+
+/// Host inputs with C in device memory: the checks of host products, then the GPU.
+struct HostInDeviceOut<'h> {
+    e: &'h Engine,
+    o: &'h Options,
+    plan: &'h Plan,
+    g: &'h cuda::GpuPlan,
+    out: DeviceOut,
+}
+
+impl PairOp for HostInDeviceOut<'_> {
+    type Out = ();
+    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<()>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+        V: Scalar + FromAny<'a>,
+    {
+        let (e, o, plan) = (self.e, self.o, self.plan);
+        check_shape(&plan.shape, &shape_of(&a, &b))?;
+        if o.validate {
+            e.install(|| check_structure(plan.digests, &a, &b))?;
+        }
+        cuda::numeric::<V>(
+            self.g,
+            plan.format,
+            ValuesIn::Host(a.values(), b.values()),
+            COut::Device(self.out),
+        )
+        .map(|_| ())
+    }
+}
+
+/// C's host arrays for a numeric call with device inputs, typed as `V`.
+fn host_out<'o, V: Scalar + for<'x> FromAny<'x>>(
+    plan: &Plan,
+    cols: IndexSliceMut<'o>,
+    vals: Option<ValueSliceMut<'o>>,
+) -> Result<COut<'o, V>> {
+    let nnz = plan.nnz();
+    check_cols(&cols, &plan.format, nnz)?;
+    let vals = match vals {
+        None => None,
+        Some(v) => Some(value_slice::<V>(v, nnz)?),
+    };
+    Ok(COut::Host { cols, vals })
+}
+
+fn device_numeric<V: Scalar + for<'x> FromAny<'x>>(
+    plan: &Plan,
+    g: &cuda::GpuPlan,
+    (a, b): (&DeviceCsr, &DeviceCsr),
+    outputs: NumericOutputs<'_>,
+) -> Result<()> {
+    let vin = ValuesIn::<V>::Device(a.values, b.values);
+    let out = match outputs {
+        NumericOutputs::Host { cols, vals } => host_out::<V>(plan, cols, vals)?,
+        NumericOutputs::Device(d) => COut::Device(d),
+    };
+    cuda::numeric(g, plan.format, vin, out).map(|_| ())
+}
+
+/// Numeric phase where inputs or outputs (or both) are in device memory. Needs a usable
+/// GPU (else `NoDevice`, or `NotSupported` for the CPU backend) and a plan made on it
+/// (else `NotSupported`): device memory is never read or written on the host.
+pub fn numeric_device(
+    e: &Engine,
+    o: &Options,
+    plan: &Plan,
+    inputs: NumericInputs<'_, '_>,
+    outputs: NumericOutputs<'_>,
+) -> Result<()> {
+    let what = match (&inputs, &outputs) {
+        (NumericInputs::Device(..), NumericOutputs::Device(_)) => "A, B and C are",
+        (NumericInputs::Device(..), _) => "A and B are",
+        _ => "C's arrays are",
+    };
+    if let NumericInputs::Device(a, b) = &inputs {
+        check_shape(&plan.shape, &crate::common::device::shape_of(a, b))?;
+    }
+    gpu_for_device_arrays(e, o, what)?;
+    let g = match &plan.backend {
+        BackendPlan::Gpu(g) => g,
+        BackendPlan::Hybrid(_) => {
+            return err(
+                Status::NotSupported,
+                format!(
+                    "{what} in GPU memory, but the plan is a hybrid CPU+GPU plan, which takes \
+                     host arrays only (turn hybrid off with spgemm_set_hybrid before \
+                     spgemm_symbolic)"
+                ),
+            );
+        }
+        BackendPlan::Cpu(_) => {
+            return err(
+                Status::NotSupported,
+                format!(
+                    "{what} in GPU memory, but the plan was made on the CPU; make the plan \
+                     with spgemm_symbolic on a handle whose backend is SPGEMM_BACKEND_CUDA \
+                     (or AUTO with device inputs)"
+                ),
+            );
+        }
+    };
+    match inputs {
+        NumericInputs::Host(a, b) => {
+            let NumericOutputs::Device(out) = outputs else {
+                return err(
+                    Status::Internal,
+                    "host inputs and outputs reached the device path",
+                );
+            };
+            dispatch_pair(a, b, HostInDeviceOut { e, o, plan, g, out })
+        }
+        NumericInputs::Device(a, b) => match plan.shape.sig.values {
+            ValueType::Float32 => device_numeric::<f32>(plan, g, (a, b), outputs),
+            ValueType::Float64 => device_numeric::<f64>(plan, g, (a, b), outputs),
+        },
+    }
+}

@@ -1,0 +1,358 @@
+//! SpMM dispatch: Y = alpha * op(A) * X + beta * Y with A a CSR matrix (any index, value
+//! and base combination) and X, Y dense (row- or column-major, with leading dimensions).
+//! The argument checks, validation and the analysis object are here once. Where it runs:
+//! `Cuda` needs a usable device and op(A) = A (the GPU kernels read A by rows); `Auto`
+//! takes the GPU only when one is usable, op(A) = A and A holds at least
+//! [`AUTO_MIN_INPUT_NNZ`] entries; else the CPU.
+//!
+//! BLAS conventions: beta = 0 means Y is not read (NaN or garbage in Y does not leak);
+//! alpha = 0 means A and X are not read. Results are bitwise identical for any thread count
+//! (each entry of Y is computed by one thread, summing its row of op(A) in an order fixed
+//! by the row alone).
+
+use super::engine::{AUTO_MIN_INPUT_NNZ, Engine};
+use crate::common::check::{dense_extent, operand_rows, sig_of};
+use crate::common::csr::{AnyCsr, CsrRef, TypeSig, ValueSlice, prefix};
+use crate::common::options::{Backend, Layout, Op, Options};
+use crate::common::slices::ValueSliceMut;
+use crate::cpu::spmm::entry::{self, Analysis, Operands, PackValue};
+use crate::cuda;
+use crate::error::{Error, Result, Status, err};
+use crate::types::{Idx, IndexType, Scalar, ValueType};
+
+/// What [`analyse`] precomputes for a matrix used in many products (the counterpart of
+/// MKL's `mkl_sparse_set_mm_hint` + `mkl_sparse_optimize`): full validation once, a
+/// structure digest to detect later structure changes, and the CPU's analysis (a row
+/// partition balanced by nonzeros for the handle's thread count and, for op(A) = A^T, the
+/// transposed structure). Values of A may change between products; its structure may not.
+pub struct SpmmAnalysis {
+    sig: TypeSig,
+    nrows: usize,
+    ncols: usize,
+    nnz: usize,
+    digest: u64,
+    op: Op,
+    layout: Layout,
+    k_hint: usize,
+    cpu: Analysis,
+}
+
+impl SpmmAnalysis {
+    pub fn op(&self) -> Op {
+        self.op
+    }
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+    pub fn k_hint(&self) -> usize {
+        self.k_hint
+    }
+    /// Row chunks of the stored partition.
+    pub fn chunks(&self) -> usize {
+        self.cpu.chunks()
+    }
+    /// Bytes held (partition and transposed structure).
+    pub fn bytes(&self) -> usize {
+        self.cpu.bytes()
+    }
+
+    fn check_matches(&self, a: &AnyCsr<'_>) -> Result<()> {
+        let mismatch = |what: String| {
+            Err(Error::new(
+                Status::PlanMismatch,
+                format!("A does not match the analysis: {what}"),
+            ))
+        };
+        if a.sig() != self.sig {
+            return mismatch(format!("A has {}, the analysis {}", a.sig(), self.sig));
+        }
+        if (a.nrows, a.ncols) != (self.nrows, self.ncols) {
+            return mismatch(format!(
+                "A is {} x {}, the analysis was made for {} x {}",
+                a.nrows, a.ncols, self.nrows, self.ncols
+            ));
+        }
+        if a.nnz() != self.nnz {
+            return mismatch(format!(
+                "A has {} entries, the analysis was made for {}",
+                a.nnz(),
+                self.nnz
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Dense operands of a product, type-erased (their value type must be A's).
+pub struct DenseArgs<'a> {
+    pub layout: Layout,
+    pub k: usize,
+    pub x: ValueSlice<'a>,
+    pub ldx: usize,
+    pub y: ValueSliceMut<'a>,
+    pub ldy: usize,
+}
+
+macro_rules! dispatch_sig {
+    ($sig:expr, $go:ident) => {
+        match ($sig.offsets, $sig.indices, $sig.values) {
+            (IndexType::Int32, IndexType::Int32, ValueType::Float32) => $go!(i32, i32, f32),
+            (IndexType::Int32, IndexType::Int32, ValueType::Float64) => $go!(i32, i32, f64),
+            (IndexType::Int32, IndexType::Int64, ValueType::Float32) => $go!(i32, i64, f32),
+            (IndexType::Int32, IndexType::Int64, ValueType::Float64) => $go!(i32, i64, f64),
+            (IndexType::Int64, IndexType::Int32, ValueType::Float32) => $go!(i64, i32, f32),
+            (IndexType::Int64, IndexType::Int32, ValueType::Float64) => $go!(i64, i32, f64),
+            (IndexType::Int64, IndexType::Int64, ValueType::Float32) => $go!(i64, i64, f32),
+            (IndexType::Int64, IndexType::Int64, ValueType::Float64) => $go!(i64, i64, f64),
+            (IndexType::SizeT, IndexType::Int32, ValueType::Float32) => $go!(u64, i32, f32),
+            (IndexType::SizeT, IndexType::Int32, ValueType::Float64) => $go!(u64, i32, f64),
+            (IndexType::SizeT, IndexType::Int64, ValueType::Float32) => $go!(u64, i64, f32),
+            (IndexType::SizeT, IndexType::Int64, ValueType::Float64) => $go!(u64, i64, f64),
+            (_, IndexType::SizeT, _) => err(
+                Status::TypeMismatch,
+                "size_t column indices are not supported (use int32 or int64)",
+            ),
+        }
+    };
+}
+
+/// Value types of X and Y, recovered from the erased slices.
+trait DenseValue: PackValue {
+    fn x(s: ValueSlice<'_>) -> Option<&[Self]>;
+    fn y(s: ValueSliceMut<'_>) -> Option<&mut [Self]>;
+}
+
+impl DenseValue for f32 {
+    fn x(s: ValueSlice<'_>) -> Option<&[f32]> {
+        match s {
+            ValueSlice::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn y(s: ValueSliceMut<'_>) -> Option<&mut [f32]> {
+        match s {
+            ValueSliceMut::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl DenseValue for f64 {
+    fn x(s: ValueSlice<'_>) -> Option<&[f64]> {
+        match s {
+            ValueSlice::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn y(s: ValueSliceMut<'_>) -> Option<&mut [f64]> {
+        match s {
+            ValueSliceMut::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+fn value_kind(s: &ValueSlice<'_>) -> ValueType {
+    match s {
+        ValueSlice::F32(_) => ValueType::Float32,
+        ValueSlice::F64(_) => ValueType::Float64,
+    }
+}
+
+/// Precomputes what repeated products with A and `op` reuse (see [`SpmmAnalysis`]). A is
+/// validated fully, whatever the handle's validation option. `layout` and `k_hint` record
+/// the expected use (0 = unknown).
+pub fn analyse(
+    e: &Engine,
+    op: Op,
+    a: &AnyCsr<'_>,
+    layout: Layout,
+    k_hint: usize,
+) -> Result<SpmmAnalysis> {
+    macro_rules! go {
+        ($o:ty, $i:ty, $v:ty) => {{
+            let t = a.typed::<$o, $i, $v>().map_err(|e| prefix("A", e))?;
+            e.install(|| analyse_typed(e.workers().threads(), op, t, layout, k_hint))
+        }};
+    }
+    dispatch_sig!(a.sig(), go)
+}
+
+fn analyse_typed<O: Idx, I: Idx, V: Scalar>(
+    threads: usize,
+    op: Op,
+    a: CsrRef<'_, O, I, V>,
+    layout: Layout,
+    k_hint: usize,
+) -> Result<SpmmAnalysis> {
+    // One pass checks A and takes its digest.
+    let digest = a.validate_and_digest("A")?;
+    Ok(SpmmAnalysis {
+        sig: sig_of::<O, I, V>(),
+        nrows: a.nrows(),
+        ncols: a.ncols(),
+        nnz: a.nnz(),
+        digest,
+        op,
+        layout,
+        k_hint,
+        cpu: entry::analyse(threads, op, &a, k_hint)?,
+    })
+}
+
+/// Y = alpha * op(A) * X + beta * Y. X has ncols(op(A)) rows and `k` columns, Y has
+/// nrows(op(A)) rows and `k` columns, both in `d.layout` with leading dimensions `d.ldx`,
+/// `d.ldy`; their slices must span at least what `dense_extent` gives (X may be empty when
+/// alpha = 0). `analysis`, if given, must have been made for A's structure; it is used
+/// when its op matches.
+pub fn spmm(
+    e: &Engine,
+    o: &Options,
+    (op, alpha, beta): (Op, f64, f64),
+    a: &AnyCsr<'_>,
+    analysis: Option<&SpmmAnalysis>,
+    d: DenseArgs<'_>,
+) -> Result<()> {
+    let (x_rows, y_rows) = operand_rows(op, a.nrows, a.ncols);
+    let nx = dense_extent("X", d.layout, x_rows, d.k, d.ldx)?;
+    let ny = dense_extent("Y", d.layout, y_rows, d.k, d.ldy)?;
+    if value_kind(&d.x) != a.value_type || d.y.kind() != a.value_type {
+        return err(
+            Status::TypeMismatch,
+            format!(
+                "X and Y must hold A's value type ({}); X holds {}, Y holds {}",
+                a.value_type.name(),
+                value_kind(&d.x).name(),
+                d.y.kind().name()
+            ),
+        );
+    }
+    if let Some(an) = analysis {
+        an.check_matches(a)?;
+    }
+    macro_rules! go {
+        ($o:ty, $i:ty, $v:ty) => {{
+            let t = a.typed::<$o, $i, $v>().map_err(|e| prefix("A", e))?;
+            let x = <$v>::x(d.x).expect("type checked");
+            let y = <$v>::y(d.y).expect("type checked");
+            let alpha_v = <$v as Scalar>::from_f64(alpha);
+            if alpha_v != 0.0 && x.len() < nx {
+                return err(
+                    Status::InvalidValue,
+                    format!("X has {} entries, {nx} needed", x.len()),
+                );
+            }
+            if y.len() < ny {
+                return err(
+                    Status::InvalidValue,
+                    format!("Y has {} entries, {ny} needed", y.len()),
+                );
+            }
+            let x = if alpha_v != 0.0 { &x[..nx] } else { &[][..] };
+            let beta_v = <$v as Scalar>::from_f64(beta);
+            let ops = Operands {
+                layout: d.layout,
+                k: d.k,
+                x,
+                ldx: d.ldx,
+                x_rows,
+                y: &mut y[..ny],
+                ldy: d.ldy,
+            };
+            spmm_typed(e, o, (op, alpha_v, beta_v), &t, analysis, ops)
+        }};
+    }
+    dispatch_sig!(a.sig(), go)
+}
+
+fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
+    e: &Engine,
+    o: &Options,
+    (op, alpha, beta): (Op, V, V),
+    a: &CsrRef<'_, O, I, V>,
+    analysis: Option<&SpmmAnalysis>,
+    d: Operands<'_, V>,
+) -> Result<()> {
+    let y_rows = operand_rows(op, a.nrows(), a.ncols()).1;
+    let ctx = e.cpu_ctx(o);
+    // A pattern-only A is an error whatever the shapes (an A without entries has nothing
+    // to read: its NULL value array is fine).
+    if a.values().is_none() && a.nnz() > 0 {
+        return err(
+            Status::InvalidValue,
+            "A has no values (pattern-only descriptor); SpMM needs values",
+        );
+    }
+    if d.k == 0 || y_rows == 0 || alpha == V::ZERO {
+        // Nothing of A is read.
+        return entry::spmm(&ctx, op, (alpha, beta), a, None, true, d);
+    }
+    let analysis = analysis.filter(|an| an.op == op);
+    // Whether A was validated in full in this call, so the kernels may skip their per-block
+    // checks (with an analysis only its digest is compared: the kernels still check).
+    let mut a_checked = false;
+    if o.validate {
+        match analysis {
+            // Validated when the analysis was made; check that the structure is the same.
+            Some(an) => {
+                if e.install(|| a.structure_digest()) != an.digest {
+                    return err(
+                        Status::PlanMismatch,
+                        "A's structure (row offsets or column indices) changed since the analysis",
+                    );
+                }
+            }
+            None => {
+                e.install(|| a.validate("A"))?;
+                a_checked = true;
+            }
+        }
+    }
+    let gpu = match o.backend {
+        Backend::Cpu => None,
+        Backend::Cuda => {
+            let g = e.gpu()?;
+            if op == Op::Transpose {
+                return err(
+                    Status::NotSupported,
+                    "the GPU SpMM computes op(A) = A only; for A^T use SPGEMM_BACKEND_CPU or AUTO",
+                );
+            }
+            Some(g)
+        }
+        Backend::Auto => e
+            .gpu()
+            .ok()
+            .filter(|_| op == Op::NonTranspose && a.nnz() >= AUTO_MIN_INPUT_NNZ),
+    };
+    if let Some(g) = gpu {
+        let Operands {
+            layout,
+            k,
+            x,
+            ldx,
+            x_rows,
+            y,
+            ldy,
+        } = d;
+        match cuda::spmm(&g, a, layout, k, (x, ldx), (alpha, beta), (&mut *y, ldy)) {
+            // Auto falls back to the CPU for sizes beyond 32-bit device indices.
+            Err(err) if err.status == Status::NotSupported && o.backend == Backend::Auto => {
+                let d = Operands {
+                    layout,
+                    k,
+                    x,
+                    ldx,
+                    x_rows,
+                    y,
+                    ldy,
+                };
+                let an = analysis.map(|an| &an.cpu);
+                return entry::spmm(&ctx, op, (alpha, beta), a, an, a_checked, d);
+            }
+            r => return r,
+        }
+    }
+    let an = analysis.map(|an| &an.cpu);
+    entry::spmm(&ctx, op, (alpha, beta), a, an, a_checked, d)
+}

@@ -1,0 +1,392 @@
+//! SpMV (k = 1) kernels on every instruction-set path against a reference, and on the FMA
+//! paths the kernel that reads A's own arrays (`SparseRows::raw`) against the generic one
+//! (the same rows through a wrapper without `raw`) bit for bit: both sum each row in four
+//! interleaved fused partial sums, so they must agree exactly.
+//! Covers rows of every length 0..=40 (every tail of the 4- and 8-entry steps), 32- and
+//! 64-bit column indices, 0/1-based, f32 and f64, both layouts with unit and padded
+//! strides, beta = 0 over NaN, alpha = 0, and blocks cut at odd rows (1, 2 and 3 threads,
+//! bitwise the same); and rows made of runs of consecutive columns (lengths 1..=17, as in
+//! stencil matrices), with duplicated runs and shuffled (unsorted) rows.
+
+use spgemm::CsrRef;
+use spgemm::cpu::spmm::rows::{CsrRows, SparseRows};
+use spgemm::cpu::spmm::{self as kern, Isa, Layout, Problem, SpmmScalar};
+use spgemm::types::{Idx, Scalar};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn val(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+}
+
+/// 0-based rows: (columns, values). Row i has length i % 41, then random lengths.
+fn matrix(rng: &mut Rng, nrows: usize, ncols: usize) -> Vec<Vec<(usize, f64)>> {
+    (0..nrows)
+        .map(|i| {
+            let len = if i < 3 * 41 { i % 41 } else { rng.below(12) };
+            (0..len).map(|_| (rng.below(ncols), rng.val())).collect()
+        })
+        .collect()
+}
+
+struct Case<'a> {
+    rows: &'a [Vec<(usize, f64)>],
+    ncols: usize,
+    base: usize,
+    layout: Layout,
+    pad: usize,
+    alpha: f64,
+    beta: f64,
+}
+
+/// Rows of `R` without `raw`: the kernels take their generic path.
+struct NoRaw<'a, R>(&'a R);
+impl<V: Scalar, R: SparseRows<V>> SparseRows<V> for NoRaw<'_, R> {
+    fn nrows(&self) -> usize {
+        self.0.nrows()
+    }
+    fn start(&self, i: usize) -> usize {
+        self.0.start(i)
+    }
+    fn check_rows(&self, lo: usize, hi: usize, x_rows: usize) {
+        self.0.check_rows(lo, hi, x_rows)
+    }
+    unsafe fn col(&self, p: usize) -> usize {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.0.col(p) }
+    }
+    unsafe fn val(&self, p: usize) -> V {
+        // SAFETY: as above.
+        unsafe { self.0.val(p) }
+    }
+}
+
+/// Y's storage after the kernel run on `isa` with `threads` workers, in f64 (`generic`:
+/// through `NoRaw`), and the SpMV blocks the calling pool thread wrote with non-temporal
+/// stores (`kern::path_counts`; every block, with one thread).
+fn run<O: Idx, I: Idx, V: SpmmScalar>(
+    c: &Case,
+    isa: Isa,
+    threads: usize,
+    generic: bool,
+    x: &[f64],
+    y: &[f64],
+) -> (Vec<f64>, usize) {
+    let mut offs = vec![O::try_from_usize(c.base).unwrap()];
+    let mut cols = Vec::new();
+    let mut vals = Vec::new();
+    for r in c.rows {
+        for &(j, v) in r {
+            cols.push(I::try_from_usize(j + c.base).unwrap());
+            vals.push(V::from_f64(v));
+        }
+        offs.push(O::try_from_usize(cols.len() + c.base).unwrap());
+    }
+    let csr = CsrRef::new(c.rows.len(), c.ncols, c.base, &offs, &cols, Some(&vals)).unwrap();
+    let a = CsrRows { csr, vals: &vals };
+    let (ldx, ldy) = match c.layout {
+        Layout::RowMajor => (1 + c.pad, 1 + c.pad),
+        Layout::ColMajor => (c.ncols + c.pad, c.rows.len() + c.pad),
+    };
+    let xv: Vec<V> = x.iter().map(|&v| V::from_f64(v)).collect();
+    let mut yv: Vec<V> = y.iter().map(|&v| V::from_f64(v)).collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let p = Problem {
+        k: 1,
+        layout: c.layout,
+        alpha: V::from_f64(c.alpha),
+        beta: V::from_f64(c.beta),
+        x: &xv,
+        ldx,
+        x_rows: c.ncols,
+        y: &mut yv,
+        ldy,
+        a_checked: false,
+        pack: None,
+        pack_vecs: 0,
+        pack_window: 0,
+    };
+    let streamed = pool.install(|| {
+        let before = kern::path_counts().spmv_stream;
+        if generic {
+            kern::run(isa, &NoRaw(&a), p, None, threads, None)
+        } else {
+            kern::run(isa, &a, p, None, threads, None)
+        }
+        kern::path_counts().spmv_stream - before
+    });
+    (yv.iter().map(|&v| v.to_f64()).collect(), streamed)
+}
+
+/// Storage of a k = 1 operand of `rows` rows: entry i at i * stride, padding in between.
+fn vector(rng: &mut Rng, rows: usize, c: &Case, fill: f64) -> (Vec<f64>, usize) {
+    let stride = match c.layout {
+        Layout::RowMajor => 1 + c.pad,
+        Layout::ColMajor => 1,
+    };
+    let len = if rows == 0 {
+        0
+    } else {
+        (rows - 1) * stride + 1
+    };
+    let mut v = vec![7777.0; len];
+    for i in 0..rows {
+        v[i * stride] = if fill.is_nan() { f64::NAN } else { rng.val() };
+    }
+    (v, stride)
+}
+
+/// 0-based rows made of runs of consecutive columns (stencil-like), `ncols` >= 40: rows
+/// 0..17 are one run of length 1..=17; row 17 + j holds runs of length (j % 17) + 1 with
+/// gaps of 1 or 2 up to 40 entries; then rows of random runs (lengths 1..=17), some of
+/// them repeated (duplicate columns), some rows shuffled (unsorted columns).
+fn runs_matrix(rng: &mut Rng, nrows: usize, ncols: usize) -> Vec<Vec<(usize, f64)>> {
+    (0..nrows)
+        .map(|i| {
+            let mut row = Vec::new();
+            if i < 17 {
+                let c0 = rng.below(ncols - i);
+                row.extend((0..=i).map(|t| (c0 + t, rng.val())));
+                return row;
+            }
+            let fixed = i < 2 * 17;
+            let mut c = rng.below(4);
+            while row.len() < 40 {
+                let len = if fixed {
+                    (i - 17) % 17 + 1
+                } else {
+                    1 + rng.below(17)
+                };
+                if c + len > ncols {
+                    break;
+                }
+                row.extend((c..c + len).map(|t| (t, rng.val())));
+                if !fixed && rng.below(4) == 0 {
+                    // The same run again: duplicate columns.
+                    row.extend((c..c + len).map(|t| (t, rng.val())));
+                }
+                c += len + 1 + rng.below(2);
+            }
+            if !fixed && rng.below(3) == 0 {
+                for t in (1..row.len()).rev() {
+                    row.swap(t, rng.below(t + 1));
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+fn check_all<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, tol: f64) {
+    let mut rng = Rng(seed | 1);
+    let m = matrix(&mut rng, 3 * 41 + 150, 37);
+    check_rows::<O, I, V>(&mut rng, &m, 37, tol);
+    let m = runs_matrix(&mut rng, 200, 97);
+    check_rows::<O, I, V>(&mut rng, &m, 97, tol);
+}
+
+fn check_rows<O: Idx, I: Idx, V: SpmmScalar>(
+    rng: &mut Rng,
+    m: &[Vec<(usize, f64)>],
+    ncols: usize,
+    tol: f64,
+) {
+    for layout in [Layout::RowMajor, Layout::ColMajor] {
+        for pad in [0, 2] {
+            for base in [0, 1] {
+                for (alpha, beta) in [(1.0, 0.0), (-0.75, 0.5), (0.0, 0.5), (0.0, 0.0), (2.0, 1.0)]
+                {
+                    let c = Case {
+                        rows: m,
+                        ncols,
+                        base,
+                        layout,
+                        pad,
+                        alpha,
+                        beta,
+                    };
+                    let (x, sx) = vector(rng, ncols, &c, 0.0);
+                    let nan_y = beta == 0.0;
+                    let (y, sy) = vector(rng, m.len(), &c, if nan_y { f64::NAN } else { 0.0 });
+                    // Reference in f64 with the inputs rounded to V.
+                    let r = |v: f64| V::from_f64(v).to_f64();
+                    let mut want = y.clone();
+                    let mut mag = vec![0.0; m.len()];
+                    for (i, row) in m.iter().enumerate() {
+                        let (mut s, mut g) = (0.0, 0.0);
+                        for &(j, v) in row {
+                            s += r(v) * r(x[j * sx]);
+                            g += (r(v) * r(x[j * sx])).abs();
+                        }
+                        let yb = if beta == 0.0 {
+                            0.0
+                        } else {
+                            r(beta) * r(y[i * sy])
+                        };
+                        want[i * sy] = if alpha == 0.0 { yb } else { r(alpha) * s + yb };
+                        mag[i] = (r(alpha) * g).abs() + yb.abs();
+                    }
+                    for isa in [Isa::Base, Isa::Avx2, Isa::Avx512] {
+                        if !isa.available() {
+                            eprintln!("skipping {isa:?}: not available on this machine");
+                            continue;
+                        }
+                        let mut first: Option<Vec<f64>> = None;
+                        for threads in [1, 2, 3] {
+                            let (got, _) = run::<O, I, V>(&c, isa, threads, false, &x, &y);
+                            let what = format!(
+                                "{isa:?} {layout:?} pad {pad} base {base} alpha {alpha} beta {beta} {threads} threads"
+                            );
+                            for (p, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                                if p % sy != 0 {
+                                    assert_eq!(
+                                        g.to_bits(),
+                                        r(w).to_bits(),
+                                        "{what}: padding {p} changed"
+                                    );
+                                    continue;
+                                }
+                                let i = p / sy;
+                                assert!(
+                                    (g - w).abs() <= tol * (mag[i] + 1e-30),
+                                    "{what}: row {i} (length {}): got {g}, want {w}",
+                                    m[i].len()
+                                );
+                            }
+                            // The raw-array kernel (FMA paths) and the generic one: same bits.
+                            let (generic, _) = run::<O, I, V>(&c, isa, threads, true, &x, &y);
+                            let same = got
+                                .iter()
+                                .zip(&generic)
+                                .all(|(u, v)| u.to_bits() == v.to_bits());
+                            assert!(
+                                same,
+                                "{what}: raw-array kernel bits differ from the generic kernel's"
+                            );
+                            // Bitwise independent of the thread count.
+                            match &first {
+                                None => first = Some(got),
+                                Some(f) => assert!(
+                                    f.iter().zip(&got).all(|(u, v)| u.to_bits() == v.to_bits()),
+                                    "{what}: bits differ from the 1-thread run"
+                                ),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn spmv_f64_i32_cols() {
+    check_all::<i32, i32, f64>(1, 1e-13);
+}
+
+#[test]
+fn spmv_f64_i64_cols() {
+    check_all::<i64, i64, f64>(2, 1e-13);
+}
+
+#[test]
+fn spmv_f64_u64_offsets_i32_cols() {
+    check_all::<u64, i32, f64>(3, 1e-13);
+}
+
+#[test]
+fn spmv_f32_i32_cols() {
+    check_all::<i32, i32, f32>(4, 1e-5);
+}
+
+#[test]
+fn spmv_f32_i64_cols() {
+    check_all::<i32, i64, f32>(5, 1e-5);
+}
+
+/// Y written with non-temporal stores (`spmv::SPMV_STREAM_A_BYTES` = 0: any A) against plain
+/// stores: the same bits, padding untouched, for each index width, value type and base.
+/// `kern::path_counts` shows that the streamed path ran when forced (beta = 0) and not
+/// otherwise, so equal bits cannot come from both runs taking the cached stores.
+fn streamed_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64) {
+    use spgemm::cpu::spmm::spmv::SPMV_STREAM_A_BYTES;
+    use std::sync::atomic::Ordering;
+    let mut rng = Rng(seed | 1);
+    let ncols = 37;
+    let m = matrix(&mut rng, 3 * 41 + 150, ncols);
+    for layout in [Layout::RowMajor, Layout::ColMajor] {
+        for base in [0, 1] {
+            for (alpha, beta) in [(1.0, 0.0), (-0.75, 0.0), (2.0, 1.0)] {
+                let c = Case {
+                    rows: &m,
+                    ncols,
+                    base,
+                    layout,
+                    pad: 0,
+                    alpha,
+                    beta,
+                };
+                let (x, _) = vector(&mut rng, ncols, &c, 0.0);
+                let (y, _) = vector(&mut rng, m.len(), &c, f64::NAN);
+                for isa in [Isa::Avx2, Isa::Avx512] {
+                    if !isa.available() {
+                        continue;
+                    }
+                    for threads in [1, 2] {
+                        SPMV_STREAM_A_BYTES.store(usize::MAX, Ordering::Relaxed);
+                        let (cached, nt_cached) = run::<O, I, V>(&c, isa, threads, false, &x, &y);
+                        SPMV_STREAM_A_BYTES.store(0, Ordering::Relaxed);
+                        let (streamed, nt_streamed) =
+                            run::<O, I, V>(&c, isa, threads, false, &x, &y);
+                        SPMV_STREAM_A_BYTES.store(32 << 20, Ordering::Relaxed);
+                        let (generic, _) = run::<O, I, V>(&c, isa, threads, true, &x, &y);
+                        let same = |u: &[f64], v: &[f64]| {
+                            u.iter().zip(v).all(|(p, q)| p.to_bits() == q.to_bits())
+                        };
+                        let what = format!(
+                            "{isa:?} {layout:?} base {base} {alpha}/{beta} {threads} threads"
+                        );
+                        // The streamed path really ran (beta = 0 only), and only when asked.
+                        assert_eq!(nt_cached, 0, "{what}: streamed with the threshold off");
+                        if threads == 1 {
+                            assert_eq!(
+                                nt_streamed > 0,
+                                beta == 0.0,
+                                "{what}: {nt_streamed} streamed blocks"
+                            );
+                        }
+                        assert!(same(&cached, &streamed), "{what}: streamed stores differ");
+                        assert!(
+                            same(&cached, &generic),
+                            "{what}: differs from the generic kernel"
+                        );
+                        if beta == 0.0 {
+                            assert!(cached.iter().all(|v| !v.is_nan()), "{what}: Y not written");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn spmv_streamed_stores_give_the_cached_bits() {
+    streamed_same_bits::<i32, i32, f64>(11);
+    streamed_same_bits::<i64, i64, f64>(12);
+    streamed_same_bits::<u64, i32, f32>(13);
+    streamed_same_bits::<i32, i64, f32>(14);
+}

@@ -1,0 +1,11 @@
+//! Tests of the public API (typed Rust API, C header, Fortran module, benchmark program),
+//! in one test binary: one link of the library instead of one per file.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bench_smoke;
+mod fortran_module;
+mod header;
+mod spgemm_cpu;
+mod topo_ffi;
