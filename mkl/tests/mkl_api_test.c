@@ -892,6 +892,24 @@ static void F(test_kk)(const char *tag, ll m, ll k, ll n, int base, uint64_t see
         s5 = mkl_sparse_order(C);
         out(ck, "status", "FINALIZE_MULT_NO_VAL=%s FINALIZE_MULT=%s order=%s", st(s3), st(s4), st(s5));
         if (s3 == SPARSE_STATUS_SUCCESS && s4 == SPARSE_STATUS_SUCCESS) F(show)(ck, C, &ref, SH_VALUES | SH_SORTED);
+        /* reuse as the anchors time it: the caller changes A's values in place (the handle
+         * keeps the caller's arrays) and calls FINALIZE_MULT again on the same C */
+        if (s4 == SPARSE_STATUS_SUCCESS) {
+            dn_t a2, r2;
+            for (ll q = 0; q < pa.nnz; q++) {
+                va[q] = cmk(2 * va[q].re, 2 * va[q].im);
+                SETV(A.v[q], va[q]);
+            }
+            a2 = dn_from(&pa, va);
+            r2 = dn_mul(&a2, &B.dense);
+            snprintf(ck, sizeof ck, "kk.%s.reuse", tag);
+            s = mkl_sparse_sp2m(SPARSE_OPERATION_NON_TRANSPOSE, g, A.h, SPARSE_OPERATION_NON_TRANSPOSE, g, B.h,
+                                SPARSE_STAGE_FINALIZE_MULT, &C);
+            out(ck, "status", "FINALIZE_MULT_after_values_changed_in_place=%s", st(s));
+            if (s == SPARSE_STATUS_SUCCESS) F(show)(ck, C, &r2, SH_VALUES);
+            dn_free(&a2);
+            dn_free(&r2);
+        }
         mkl_sparse_destroy(C);
     }
     dn_free(&ref);
