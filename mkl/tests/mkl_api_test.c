@@ -997,11 +997,10 @@ static void F(test_sp2m_full)(sparse_operation_t opA, sparse_operation_t opB, in
 }
 
 /* Whether padding entries (sentinels) of a dense array with leading dimension ld survived. */
-static int F(pad_intact)(const T *a, ll lead, ll other, ll used, ll ld, const cd *sent) {
-    for (ll i = 0; i < other; i++)
+static int F(pad_intact)(const T *a, ll outer, ll used, ll ld, const cd *sent) {
+    for (ll i = 0; i < outer; i++)
         for (ll j = used; j < ld; j++) {
             cd x = GETV(a[i * ld + j]);
-            (void)lead;
             if (x.re != sent->re || x.im != sent->im) return 0;
         }
     return 1;
@@ -1025,7 +1024,7 @@ static void F(show_dense)(const char *check, const T *a, ll r, ll c, sparse_layo
     for (ll i = 0; i < r; i++)
         for (ll j = 0; j < c; j++) flat[i * c + j] = a[lay == SPARSE_LAYOUT_ROW_MAJOR ? i * ld + j : j * ld + i];
     F(show_vec)(check, flat, ref, r * c);
-    out(check, "padding", "untouched=%d", F(pad_intact)(a, used, outer, used, ld, sent));
+    out(check, "padding", "untouched=%d", F(pad_intact)(a, outer, used, ld, sent));
     free(flat);
 }
 
