@@ -164,3 +164,69 @@ examples-check: lib | $(BUILD)
 	test "$$(readlink $(BUILD)/destdir/opt/spgemm/lib/libspgemm.so)" = libspgemm.so.$(SOVERSION)
 	grep -q '^prefix=/opt/spgemm$$' $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm.pc
 	FC=$(FC) CC=$(CC) CXX=$(CXX) scripts/check_downstream.sh $(abspath $(BUILD))/prefix $(abspath $(BUILD))/downstream
+
+# ---- Fuzzing the C ABI (fuzz/README.md) and valgrind (docs/ROBUSTNESS.md) ----
+# libFuzzer comes with Debian's clang (package libclang-rt-14-dev). The harness is built with
+# ASan+UBSan; libspgemm itself is not instrumented (Rust sanitizers need a nightly compiler).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?= 3000
+FUZZ_ARTIFACTS := $(BUILD)/fuzz-artifacts
+FUZZ_ENV     := ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 RUST_BACKTRACE=0
+FUZZ_FLAGS   := -timeout=20 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+	-artifact_prefix=$(FUZZ_ARTIFACTS)/
+VALGRIND     ?= valgrind
+VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	--show-leak-kinds=definite --suppressions=fuzz/valgrind.supp
+
+.PHONY: fuzz fuzz-build fuzz-check fuzz-replay valgrind
+
+$(BUILD)/spgemm_fuzz: fuzz/spgemm_fuzz.c include/spgemm.h | $(BUILD)
+	$(FUZZ_CC) -g -O1 $(CFLAGS_STRICT) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -fno-omit-frame-pointer -Iinclude $< -o $@ $(LINK_SO) -lm
+
+# The same harness with a plain main() instead of libFuzzer: any C compiler, runs files once.
+$(BUILD)/fuzz_replay: fuzz/spgemm_fuzz.c include/spgemm.h | $(BUILD)
+	$(CC) -g -O1 $(CFLAGS_STRICT) -DSPGEMM_FUZZ_REPLAY -Iinclude $< -o $@ $(LINK_SO) -lm
+
+fuzz-build: lib $(BUILD)/spgemm_fuzz $(BUILD)/fuzz_replay
+
+# FUZZ_SECONDS of fuzzing from the committed corpus (new inputs go to build/fuzz-corpus, so
+# the committed corpus only changes by hand); crashes are written to build/fuzz-artifacts/.
+fuzz: fuzz-build
+	mkdir -p $(FUZZ_ARTIFACTS) $(BUILD)/fuzz-corpus
+	$(FUZZ_ENV) $(BUILD)/spgemm_fuzz $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	  $(BUILD)/fuzz-corpus fuzz/corpus
+
+# Short fixed-seed pass for `make check`: the corpus, then FUZZ_RUNS mutations with -seed=1.
+fuzz-check: fuzz-build
+	mkdir -p $(FUZZ_ARTIFACTS)
+	$(FUZZ_ENV) $(BUILD)/spgemm_fuzz $(FUZZ_FLAGS) -seed=1 -runs=$(FUZZ_RUNS) fuzz/corpus
+
+# The corpus through the replay build (no libFuzzer, no sanitizers), e.g. with CC=gcc.
+fuzz-replay: lib $(BUILD)/fuzz_replay
+	RUST_BACKTRACE=0 $(BUILD)/fuzz_replay fuzz/corpus
+
+# ffi-tests programs and the corpus replay built without sanitizers, each run under valgrind:
+# no error and nothing definitely lost (rayon's "possibly lost"/"still reachable" are allowed).
+valgrind: lib | $(BUILD)
+	@mkdir -p $(BUILD)/valgrind
+	@set -e; for src in ffi-tests/*.c; do \
+	  t=$(BUILD)/valgrind/$$(basename $$src .c); \
+	  $(CC) -g -O1 $(CFLAGS_STRICT) -pthread -Iinclude $$src -o $$t $(LINK_SO) -lm; \
+	done
+	@set -e; for src in ffi-tests/*.cpp; do \
+	  t=$(BUILD)/valgrind/$$(basename $$src .cpp); \
+	  $(CXX) -g -O1 -std=c++17 -Wall -Wextra -Werror -pthread -Iinclude $$src -o $$t $(LINK_SO); \
+	done
+	$(CC) -g -O1 $(CFLAGS_STRICT) -DSPGEMM_FUZZ_REPLAY -Iinclude fuzz/spgemm_fuzz.c -o $(BUILD)/valgrind/fuzz_replay $(LINK_SO) -lm
+	@rc=0; for t in $(BUILD)/valgrind/*; do \
+	  [ -x $$t ] || continue; \
+	  case $$(basename $$t) in fuzz_replay) args=fuzz/corpus;; *) args=;; esac; \
+	  echo "== valgrind $$t $$args"; \
+	  if RUST_BACKTRACE=0 SPGEMM_FUZZ_MALLOC=1 $(VALGRIND) $(VALGRIND_FLAGS) --log-file=$$t.vg.log $$t $$args > $$t.out 2>&1; then \
+	    tail -n 1 $$t.out; grep -E 'ERROR SUMMARY|definitely lost' $$t.vg.log | sed 's/^==[0-9]*== /   /'; \
+	  else rc=1; echo "FAILED: $$t (log: $$t.vg.log, output: $$t.out)"; tail -n 20 $$t.out; \
+	    grep -E -A12 'ERROR SUMMARY|definitely lost in' $$t.vg.log | head -60; fi; \
+	done; exit $$rc
