@@ -179,6 +179,11 @@ FUZZ_FLAGS   := -timeout=20 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=
 VALGRIND     ?= valgrind
 VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	--show-leak-kinds=definite --suppressions=fuzz/valgrind.supp
+# hwloc's x86 backend prints a notice to stderr under valgrind (it cannot run CPUID there);
+# the replay masks the open findings F1/F2 (fuzz-check reports them), so that this target
+# judges memory errors only.
+VALGRIND_ENV := RUST_BACKTRACE=0 HWLOC_COMPONENTS=-x86 SPGEMM_FUZZ_MALLOC=1 \
+	SPGEMM_FUZZ_STDERR=ignore SPGEMM_FUZZ_AFTER_INTERNAL=stop
 
 .PHONY: fuzz fuzz-build fuzz-check fuzz-replay valgrind
 
@@ -225,8 +230,12 @@ valgrind: lib | $(BUILD)
 	  [ -x $$t ] || continue; \
 	  case $$(basename $$t) in fuzz_replay) args=fuzz/corpus;; *) args=;; esac; \
 	  echo "== valgrind $$t $$args"; \
-	  if RUST_BACKTRACE=0 SPGEMM_FUZZ_MALLOC=1 $(VALGRIND) $(VALGRIND_FLAGS) --log-file=$$t.vg.log $$t $$args > $$t.out 2>&1; then \
+	  if $(VALGRIND_ENV) $(VALGRIND) $(VALGRIND_FLAGS) --log-file=$$t.vg.log $$t $$args > $$t.out 2>&1; then \
 	    tail -n 1 $$t.out; grep -E 'ERROR SUMMARY|definitely lost' $$t.vg.log | sed 's/^==[0-9]*== /   /'; \
-	  else rc=1; echo "FAILED: $$t (log: $$t.vg.log, output: $$t.out)"; tail -n 20 $$t.out; \
-	    grep -E -A12 'ERROR SUMMARY|definitely lost in' $$t.vg.log | head -60; fi; \
+	  else rc=1; \
+	    if grep -q 'ERROR SUMMARY: 0 errors' $$t.vg.log && ! grep -qE 'definitely lost: [1-9]' $$t.vg.log; then \
+	      echo "FAILED: $$t: valgrind found nothing (0 errors, 0 definitely lost); the program's own checks failed:"; \
+	    else echo "FAILED: $$t: valgrind errors or definite leaks (log: $$t.vg.log)"; \
+	      grep -E -A12 'ERROR SUMMARY|definitely lost in' $$t.vg.log | head -60; fi; \
+	    grep -E 'FAIL|FAILURE|passed' $$t.out | head -20; fi; \
 	done; exit $$rc
