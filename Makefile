@@ -117,9 +117,15 @@ endif
 install: lib
 	$(INSTALL) -d $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(libdir)/cmake/spgemm $(DESTDIR)$(includedir)
 	$(INSTALL) -m 755 $(LIBDIR)/libspgemm.so $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
+	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
+	if [ "$(INSTALL_DEBUG)" = 1 ]; then \
+	  objcopy --only-keep-debug $(LIBDIR)/libspgemm.so $(DESTDIR)$(libdir)/libspgemm.so.debug && \
+	  chmod 644 $(DESTDIR)$(libdir)/libspgemm.so.debug && \
+	  objcopy --add-gnu-debuglink=$(DESTDIR)$(libdir)/libspgemm.so.debug $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION); fi
 	ln -sf libspgemm.so.$(VERSION) $(DESTDIR)$(libdir)/libspgemm.so.$(SOVERSION)
 	ln -sf libspgemm.so.$(SOVERSION) $(DESTDIR)$(libdir)/libspgemm.so
 	$(INSTALL) -m 644 $(LIBDIR)/libspgemm.a $(DESTDIR)$(libdir)/libspgemm.a
+	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm.a
 	$(INSTALL) -m 644 include/spgemm.h include/spgemm.hpp include/spgemm.f90 $(DESTDIR)$(includedir)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(libdir)|' -e 's|@INCLUDEDIR@|$(includedir)|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@NATIVE_LIBS@|$(NATIVE_LIBS)|' \
