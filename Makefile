@@ -176,7 +176,7 @@ examples-check: lib | $(BUILD)
 # ASan+UBSan; libspgemm itself is not instrumented (Rust sanitizers need a nightly compiler).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_RUNS    ?= 3000
+FUZZ_RUNS    ?= 2000
 FUZZ_ARTIFACTS := $(BUILD)/fuzz-artifacts
 FUZZ_ENV     := ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 RUST_BACKTRACE=0
@@ -211,9 +211,11 @@ fuzz: fuzz-build
 	  $(BUILD)/fuzz-corpus fuzz/corpus
 
 # Short fixed-seed pass for `make check`: the corpus, then FUZZ_RUNS mutations with -seed=1.
+# New units go to a scratch directory emptied first, so every run starts from the same corpus.
 fuzz-check: fuzz-build
-	mkdir -p $(FUZZ_ARTIFACTS)
-	$(FUZZ_ENV) $(BUILD)/spgemm_fuzz $(FUZZ_FLAGS) -seed=1 -runs=$(FUZZ_RUNS) fuzz/corpus
+	rm -rf $(BUILD)/fuzz-check-corpus
+	mkdir -p $(FUZZ_ARTIFACTS) $(BUILD)/fuzz-check-corpus
+	$(FUZZ_ENV) $(BUILD)/spgemm_fuzz $(FUZZ_FLAGS) -seed=1 -runs=$(FUZZ_RUNS) $(BUILD)/fuzz-check-corpus fuzz/corpus
 
 # The corpus through the replay build (no libFuzzer, no sanitizers), e.g. with CC=gcc.
 fuzz-replay: lib $(BUILD)/fuzz_replay
