@@ -14,8 +14,8 @@
  *  - invalid inputs with validation off: any status, any output, but no crash, no write
  *    outside the output arrays, and the NEXT valid product on the same handle is still right
  *    (a probe product runs after every invalid call to check that).
- * Always: no crash or hang, no leak, nothing written to stderr/stdout by the library (fd 2 is
- * captured around every library call), status codes among the documented ones, a non-empty
+ * Always: no crash or hang, no leak, nothing written to stderr/stdout by the library (fds 1
+ * and 2 are captured around every library call), status codes among the documented ones, a non-empty
  * last-error message after a failure.
  *
  * The library is not instrumented (Rust sanitizers need nightly): its own out-of-bounds
@@ -74,7 +74,8 @@ enum {
 /* ---- failure reporting ---- */
 
 static int g_real_stderr = 2;   /* the process's stderr while fd 2 is captured */
-static int g_cap_fd = -1;       /* capture file for fd 2 during library calls */
+static int g_real_stdout = 1;   /* the process's stdout while fd 1 is captured */
+static int g_cap_fd = -1;       /* capture file for fds 1 and 2 during library calls */
 static int g_capturing = 0;
 static const char *g_call = ""; /* library call in progress (for signal reports) */
 static int g_stderr_ignore = 0, g_stop_after_internal = 0, g_trace_all = 0, g_use_malloc = 0;
@@ -108,6 +109,7 @@ static void tr(const char *fmt, ...) {
 
 static void cap_restore(void) {
     if (g_capturing) {
+        dup2(g_real_stdout, 1);
         dup2(g_real_stderr, 2);
         g_capturing = 0;
     }
@@ -136,11 +138,12 @@ static void fail(const char *fmt, ...) {
     abort();
 }
 
-/* Fd 2 goes to the capture file for the duration of each library call. */
+/* Fds 1 and 2 go to the capture file for the duration of each library call. */
 static void cap_begin(const char *call) {
     fflush(stdout);
     fflush(stderr);
     g_call = call;
+    dup2(g_cap_fd, 1);
     dup2(g_cap_fd, 2);
     g_capturing = 1;
 }
@@ -148,6 +151,7 @@ static void cap_begin(const char *call) {
 static void cap_end(void) {
     off_t n;
     fflush(stdout);
+    dup2(g_real_stdout, 1);
     dup2(g_real_stderr, 2);
     g_capturing = 0;
     n = lseek(g_cap_fd, 0, SEEK_CUR);
@@ -158,14 +162,14 @@ static void cap_end(void) {
         if (ftruncate(g_cap_fd, 0) != 0) { /* best effort: the offset reset below matters */ }
         lseek(g_cap_fd, 0, SEEK_SET);
         if (!g_stderr_ignore) {
-            fail("the library wrote %lld bytes to stderr during %s (set SPGEMM_FUZZ_STDERR=ignore "
+            fail("the library wrote %lld bytes to stdout/stderr during %s (set SPGEMM_FUZZ_STDERR=ignore "
                  "to go on); they begin:\n%s", (long long)n, g_call, buf);
         }
     }
     g_call = "";
 }
 
-/* LIB(expr): a library call with fd 2 captured; the trace gets its name. */
+/* LIB(var, expr): a library call with fds 1 and 2 captured. */
 #define LIB(var, expr)        \
     do {                      \
         cap_begin(#expr);     \
@@ -1669,8 +1673,9 @@ static void global_init(void) {
         if (mprotect(g_slots[i] + SLOT_BYTES, (size_t)page, PROT_NONE) != 0) abort();
     }
     g_real_stderr = dup(2);
+    g_real_stdout = dup(1);
     f = tmpfile();
-    if (g_real_stderr < 0 || f == NULL) abort();
+    if (g_real_stderr < 0 || g_real_stdout < 0 || f == NULL) abort();
     g_cap_fd = dup(fileno(f));
     fclose(f);
     if (g_cap_fd < 0) abort();
