@@ -8,11 +8,16 @@
  *  F3  SpMM with k = 0, row-major and ldx = ldy = 0 is rejected (INVALID_VALUE, "k ... = 1"),
  *      though the header asks only ld >= k and says k = 0 does nothing;
  *  F4  SpMM with a pattern-only A succeeds when Y is empty (m = 0), where the header lists
- *      "A without values" as INVALID_VALUE.
+ *      "A without values" as INVALID_VALUE;
+ *  F5  spgemm_destroy returns while the handle's worker threads are still running (they exit
+ *      a little later), so "destroys a handle and its threads" does not hold on return: leak
+ *      checkers run right after it report the workers' memory, and unloading the library then
+ *      is unsafe.
  * Each prints what went wrong; the program prints "N passed, M failed" and exits non-zero
  * on failure.
  */
 #define _DEFAULT_SOURCE
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,11 +236,37 @@ static void test_f4_spmm_pattern_empty(void) {
     spgemm_destroy(h);
 }
 
+/* Threads of this process (/proc/self/task entries). */
+static int thread_count(void) {
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+    if (d == NULL) return -1;
+    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* F5: when spgemm_destroy returns, the handle's worker threads are gone. */
+static void test_f5_destroy_joins_workers(void) {
+    int i, alive = 0, before = thread_count();
+    for (i = 0; i < 10 && before > 0; i++) {
+        spgemm_handle_t *h = NULL;
+        CHECK_OK(NULL, spgemm_create(&h));
+        CHECK_OK(h, spgemm_set_num_threads(h, 3));
+        CHECK_OK(NULL, spgemm_destroy(h));
+        alive += thread_count() > before;
+        while (thread_count() > before) usleep(1000); /* let them go before the next round */
+    }
+    if (!CHECK(alive == 0)) fprintf(stderr, "  F5: %d of 10 spgemm_destroy calls returned with workers running\n", alive);
+}
+
 int main(void) {
     test_f1_issue_a();
     test_f1_issue_b();
     test_f1_auto_threads();
     test_f3_spmm_k0();
     test_f4_spmm_pattern_empty();
+    test_f5_destroy_joins_workers();
     return check_report();
 }
