@@ -12,7 +12,11 @@
  *  F5  spgemm_destroy returns while the handle's worker threads are still running (they exit
  *      a little later), so "destroys a handle and its threads" does not hold on return: leak
  *      checkers run right after it report the workers' memory, and unloading the library then
- *      is unsafe.
+ *      is unsafe;
+ *  F6  spgemm_symbolic starts rayon's global thread pool (one unnamed thread per core, alive
+ *      until the process exits): the parallel fill of C's row offsets
+ *      (spgemm::exec::write_row_offsets) runs outside the handle's workers, whatever
+ *      spgemm_set_num_threads and the thread binding say.
  * Each prints what went wrong; the program prints "N passed, M failed" and exits non-zero
  * on failure.
  */
@@ -247,6 +251,25 @@ static int thread_count(void) {
     return n;
 }
 
+/* F6: a handle of 1 thread runs its products on that one worker: a symbolic call starts
+   no other thread (run first: the global pool, once started, stays). */
+static void test_f6_no_global_pool(void) {
+    static const int32_t rp[3] = {0, 1, 2}, ci[2] = {1, 0};
+    static const double v[2] = {1, 2};
+    spgemm_handle_t *h = handle(1, 1, SPGEMM_ALG_AUTO);
+    spgemm_matrix_t *a = csr(2, 2, rp, ci, v);
+    spgemm_plan_t *plan = NULL;
+    int32_t crow[3];
+    int with_handle = thread_count(), after;
+    CHECK_OK(h, spgemm_symbolic(h, a, a, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, crow, &plan));
+    after = thread_count();
+    if (!CHECK(after == with_handle))
+        fprintf(stderr, "  F6: %d threads with a 1-thread handle, %d after one symbolic call\n", with_handle, after);
+    spgemm_plan_destroy(plan);
+    spgemm_matrix_destroy(a);
+    spgemm_destroy(h);
+}
+
 /* F5: when spgemm_destroy returns, the handle's worker threads are gone. */
 static void test_f5_destroy_joins_workers(void) {
     int i, alive = 0, before = thread_count();
@@ -262,6 +285,7 @@ static void test_f5_destroy_joins_workers(void) {
 }
 
 int main(void) {
+    test_f6_no_global_pool();
     test_f1_issue_a();
     test_f1_issue_b();
     test_f1_auto_threads();

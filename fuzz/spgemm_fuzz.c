@@ -1633,13 +1633,26 @@ static void op_cache(st_t *s) {
 
 /* ---- worker threads ---- */
 
-/* Threads of this process (/proc/self/task entries); -1 where that cannot be read. */
+/*
+ * Handle workers alive in this process: threads named spgemm-worker-N (/proc/self/task/N/comm);
+ * -1 where that cannot be read. Other threads are not counted: rayon's global pool, which
+ * the library starts by mistake (finding F6), lives as long as the process.
+ */
 static int thread_count(void) {
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
     int n = 0;
     if (d == NULL) return -1;
-    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    while ((e = readdir(d)) != NULL) {
+        char path[64], comm[32] = "";
+        FILE *f;
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/comm", e->d_name);
+        f = fopen(path, "r");
+        if (f == NULL) continue; /* exited meanwhile */
+        if (fgets(comm, sizeof comm, f) != NULL) n += strncmp(comm, "spgemm-worker", 13) == 0;
+        fclose(f);
+    }
     closedir(d);
     return n;
 }
@@ -1657,7 +1670,7 @@ static void wait_for_workers(int before) {
         nanosleep(&nap, NULL);
         n = thread_count();
     }
-    if (before >= 0 && n > before) fail("%d worker threads still running 2 s after spgemm_destroy", n - before);
+    if (before >= 0 && n > before) fail("%d spgemm-worker threads still running 2 s after spgemm_destroy", n - before);
 }
 
 /* ---- one input ---- */
