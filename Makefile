@@ -180,7 +180,7 @@ FUZZ_RUNS    ?= 2000
 FUZZ_ARTIFACTS := $(BUILD)/fuzz-artifacts
 FUZZ_ENV     := ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 RUST_BACKTRACE=0
-FUZZ_FLAGS   := -timeout=20 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+FUZZ_FLAGS   := -timeout=20 -rss_limit_mb=4096 -max_len=4096 -print_final_stats=1 \
 	-artifact_prefix=$(FUZZ_ARTIFACTS)/
 VALGRIND     ?= valgrind
 VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
