@@ -16,7 +16,12 @@
  *  F6  spgemm_symbolic starts rayon's global thread pool (one unnamed thread per core, alive
  *      until the process exits): the parallel fill of C's row offsets
  *      (spgemm::exec::write_row_offsets) runs outside the handle's workers, whatever
- *      spgemm_set_num_threads and the thread binding say.
+ *      spgemm_set_num_threads and the thread binding say;
+ *  F7  from the third numeric call on a plan (validation on), the reuse path reads the column
+ *      indices already in the caller's c_col_indices and uses them as indices before it checks
+ *      them against the plan's digest: C arrays fresh from malloc are read uninitialised
+ *      (valgrind: "conditional jump depends on uninitialised value", src/cpu/gustavson.rs:558,
+ *      563). The values come out right, so this test fails only under `make valgrind`.
  * Each prints what went wrong; the program prints "N passed, M failed" and exits non-zero
  * on failure.
  */
@@ -270,6 +275,43 @@ static void test_f6_no_global_pool(void) {
     spgemm_destroy(h);
 }
 
+/* F7: numeric into fresh (uninitialised) C arrays after three calls into the same arrays. */
+static void test_f7_fresh_arrays_after_reuse(void) {
+    enum { M = 64 };
+    int32_t rp[M + 1], ci[3 * M], crow[M + 1], *cc, *cc2;
+    double v[3 * M], *cv, *cv2;
+    int64_t nnz = 0, q;
+    int i, j, p = 0, r, same = 1;
+    spgemm_handle_t *h = handle(1, 1, SPGEMM_ALG_AUTO);
+    spgemm_matrix_t *a;
+    spgemm_plan_t *plan = NULL;
+    for (i = 0; i <= M; i++) {
+        rp[i] = p;
+        for (j = 0; i < M && j < 3; j++, p++) {
+            ci[p] = (i * 7 + j * 5) % M;
+            v[p] = 1 + j;
+        }
+    }
+    a = csr(M, M, rp, ci, v);
+    CHECK_OK(h, spgemm_symbolic(h, a, a, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, crow, &plan));
+    CHECK_OK(h, spgemm_plan_get_nnz(plan, &nnz));
+    cc = (int32_t *)malloc((size_t)nnz * sizeof *cc);
+    cv = (double *)malloc((size_t)nnz * sizeof *cv);
+    cc2 = (int32_t *)malloc((size_t)nnz * sizeof *cc2); /* left uninitialised, as callers do */
+    cv2 = (double *)malloc((size_t)nnz * sizeof *cv2);
+    for (r = 0; r < 3; r++) CHECK_OK(h, spgemm_numeric(h, plan, a, a, cc, cv));
+    CHECK_OK(h, spgemm_numeric(h, plan, a, a, cc2, cv2));
+    for (q = 0; q < nnz; q++) same &= cc[q] == cc2[q] && cv[q] == cv2[q];
+    CHECK(same);
+    free(cc);
+    free(cv);
+    free(cc2);
+    free(cv2);
+    spgemm_plan_destroy(plan);
+    spgemm_matrix_destroy(a);
+    spgemm_destroy(h);
+}
+
 /* F5: when spgemm_destroy returns, the handle's worker threads are gone. */
 static void test_f5_destroy_joins_workers(void) {
     int i, alive = 0, before = thread_count();
@@ -292,5 +334,6 @@ int main(void) {
     test_f3_spmm_k0();
     test_f4_spmm_pattern_empty();
     test_f5_destroy_joins_workers();
+    test_f7_fresh_arrays_after_reuse();
     return check_report();
 }

@@ -148,6 +148,10 @@ seed("restructure-mismatch", options(1, 1, "kklp", 2), problem(seeded(3), seeded
 seed("scribble-c", options(1, 1, "kkmem", 1), problem(seeded(8), seeded(9), shape=small(10, 10, 10)),
      op(OP_SYMBOLIC, 0), op(OP_NUMERIC, 0), op(OP_NUMERIC, 1), op(OP_NUMERIC, 1), op(OP_NUMERIC, 3, 2),
      op(OP_NUMERIC, 3, 5))
+# reuse from the third call on (the plan keeps a digest of C's indices), then fresh C arrays
+seed("reuse-then-fresh-arrays", options(1, 1, "auto", 1), problem(seeded(61, 3), seeded(62, 3), shape=small(12, 12, 12)),
+     op(OP_SYMBOLIC, 0), op(OP_NUMERIC, 0), op(OP_NUMERIC, 1), op(OP_NUMERIC, 1), op(OP_NUMERIC, 1), op(OP_NUMERIC, 0),
+     op(OP_THREADS, 2), op(OP_NUMERIC, 1), op(OP_NUMERIC, 0))
 # SpMM: both ops and layouts, analysis reuse and mismatch, alpha 0 with X NULL, bad ld
 seed("spmm-analysis", options(1, 1, "auto", 2), problem(seeded(31, 3), seeded(32, 3), shape=small(9, 7, 5)),
      op(OP_ANALYSIS, 0b000), op(OP_SPMM_AN, 0b00100000, 0b101, 0x12, 4), op(OP_VALUES, 1, 9),
