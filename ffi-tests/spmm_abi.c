@@ -178,9 +178,10 @@ static void alpha_zero_does_not_read_a(spgemm_handle_t *h) {
 /* m = 0 and n = 0. */
 static void empty_shapes(spgemm_handle_t *h) {
   int64_t ptr0[1] = {0};
+  double no_values[1] = {0}; /* a value array, empty: NULL would mean pattern-only */
   spgemm_matrix_t *a = NULL;
   EXPECT(spgemm_matrix_create_csr(&a, 0, 3, SPGEMM_INDEX_INT64, ptr0, SPGEMM_INDEX_INT32, NULL,
-                                  SPGEMM_VALUE_FLOAT64, NULL, 0) == 0, "0 x 3");
+                                  SPGEMM_VALUE_FLOAT64, no_values, 0) == 0, "0 x 3");
   double x[6] = {1, 2, 3, 4, 5, 6};
   EXPECT(spgemm_spmm(h, 0, 1.0, a, NULL, SPGEMM_LAYOUT_ROW_MAJOR, 2, x, 2, 0.0, NULL, 2) == 0, "m = 0: %s",
          spgemm_last_error(h));

@@ -275,9 +275,9 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
 ) -> Result<()> {
     let y_rows = operand_rows(op, a.nrows(), a.ncols()).1;
     let ctx = e.cpu_ctx(o);
-    // A pattern-only A is an error whatever the shapes (an A without entries has nothing
-    // to read: its NULL value array is fine).
-    if a.values().is_none() && a.nnz() > 0 {
+    // A pattern-only A (no value array, as the header defines it) is an error whatever
+    // the shapes, even where nothing of A would be read.
+    if a.values().is_none() {
         return err(
             Status::InvalidValue,
             "A has no values (pattern-only descriptor); SpMM needs values",
