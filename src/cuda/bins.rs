@@ -36,9 +36,9 @@ pub const MAX_BINS: usize = 16;
 ///
 /// OpSparse's table 1 jumps from 32-slot tables (n_prod <= 26) straight to one 512-slot
 /// table per block, where rows of a few dozen products (the 7-point Laplacian squared)
-/// spent most of the symbolic kernel clearing and scanning 512-slot tables (docs/GPU.md,
-/// "Session 3"). Tables of 64, 128 and 256 slots, several rows to a 256-thread block (8, 16
-/// and 32 threads per row), fill the gap.
+/// spent most of the symbolic kernel clearing and scanning 512-slot tables
+/// (docs/DESIGN-NOTES.md, cuda::bins). Tables of 64, 128 and 256 slots, several rows to a
+/// 256-thread block (8, 16 and 32 threads per row), fill the gap.
 pub fn symbolic(smem_per_block: usize) -> Vec<Bin> {
     let mut bins = vec![Bin {
         limit: 26,
