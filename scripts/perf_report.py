@@ -452,7 +452,7 @@ def main():
     p("```sh")
     p("cargo build --release --bin spgemm-bench")
     p("scripts/bench_spgemm.sh /work/data/matrices perf-results/run.jsonl      # knobs: ONLY=regex REPS THREADS TRIALS PEERS")
-    p("scripts/perf_report.py perf-results/run.jsonl --title '...' [--baseline docs/perf-raw/baseline.jsonl] > docs/PERFORMANCE.md")
+    p("scripts/perf_report.py perf-results/run.jsonl --title '...' [--baseline docs/perf-raw/PREVIOUS-RUN.jsonl] > docs/PERFORMANCE.md")
     p("# one product, every algorithm, with the self-check:")
     p("target/release/spgemm-bench spgemm --a A.mtx --b B.mtx|A --alg all --threads 2 --reps 5 --sorted 0|1")
     p("```")

@@ -1,19 +1,17 @@
 //! Recycled arrays for the results the library owns (`spgemm_multiply`,
 //! [`crate::exec::numeric_owned`]).
 //!
-//! Why: a product's C is written once, right after it is allocated. Arrays of a few
-//! dozen MiB come from the system as fresh pages (glibc maps every block above 32 MiB
-//! anew), and the kernel clears each page on its first write: on `lap3d_7pt_64` squared
-//! (C takes 76 MB) that was 12 of 27 ms of the numeric phase (2 threads, arrays kept
-//! from the previous product: 15.5 ms; session 13). MKL pays the same for its C (about
-//! 12,500 page faults per `mkl_sparse_sp2m` product there, with or without
-//! `MKL_DISABLE_FAST_MM`; session 13). A code that makes products from scratch in a
-//! loop (a setup rebuilt every step, a structure that changes) need not: when a result
-//! of the handle is destroyed its arrays go back to the handle's cache, and the next
-//! result takes the smallest cached array of its element type that fits (at most twice
-//! the size needed, so a small result does not pin a large array). A recycled array
-//! still holds the old product's numbers until the numeric phase overwrites every entry
-//! (it writes each column index and value of every row), so taking one writes nothing.
+//! Why: a product's C is written once, right after it is allocated. Arrays of a few dozen
+//! MiB come from the system as fresh pages (glibc maps every block above 32 MiB anew), and
+//! the kernel clears each page on its first write, a large share of the numeric phase; MKL
+//! pays the same for its C (docs/DESIGN-NOTES.md, api::output_cache). A code that makes
+//! products from scratch in a loop (a setup rebuilt every step, a structure that changes)
+//! need not: when a result of the handle is destroyed its arrays go back to the handle's
+//! cache, and the next result takes the smallest cached array of its element type that fits
+//! (at most twice the size needed, so a small result does not pin a large array). A
+//! recycled array still holds the old product's numbers until the numeric phase overwrites
+//! every entry (it writes each column index and value of every row), so taking one writes
+//! nothing.
 //!
 //! The cache holds at most `limit` bytes (default [`DEFAULT_LIMIT_BYTES`]; the oldest
 //! arrays go first) and only arrays of at least [`MIN_RECYCLE_BYTES`] (smaller ones

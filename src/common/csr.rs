@@ -141,9 +141,8 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
     /// Row `i`'s raw column indices (base not subtracted) and, from `vals` (this matrix's
     /// values), its values. Kernels iterate these slices instead of positions: a position
     /// loop bounds-checks `col_indices` and `vals` at every entry and keeps both pointers
-    /// live across the inner loop, which on rows of a few entries (`sa_poisson` A*P: 3.6
-    /// entries of B per entry of A) spills them to the stack (measured 1-6% of the replay
-    /// and first numeric call at 1 thread; session 14).
+    /// live across the inner loop, which on rows of a few entries spills them to the stack
+    /// (docs/DESIGN-NOTES.md, common::csr).
     #[inline(always)]
     pub fn row_entries<'v, T>(&self, i: usize, vals: &'v [T]) -> (&'a [I], &'v [T]) {
         let r = self.row_range(i);

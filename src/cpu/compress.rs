@@ -6,11 +6,9 @@
 //! for the compressed row lengths, fused with the flop count over A); B is compressed
 //! only if f_m' is more than 15% below f_m.
 //!
-//! Words of 64 columns, not 32: with 32-bit words (4 bytes less per pair) B has 3-37%
-//! more pairs on the benchmark inputs, and the dense symbolic count, whose cost is per
-//! pair, took 8-35% longer on every one of eight inputs in a C model of it (for example
-//! lap3d_27pt_42 squared 18.4 against 13.8 ms, sa_elast R*(AP) 6.4 against 4.8; building
-//! the compressed B took about the same). Figures: docs/perf-raw/spgemm15-session15-models.md.
+//! Words of 64 columns, not 32: 32-bit words leave more pairs, and the dense symbolic
+//! count, whose cost is per pair, was slower with them on every benchmark input in a C
+//! model of it (docs/DESIGN-NOTES.md, cpu::compress).
 
 use rayon::prelude::*;
 
@@ -27,10 +25,9 @@ pub const MIN_GAIN: f64 = 0.15;
 /// B's rows as (word, bits) pairs.
 /// All its arrays share one mapping of its own ([`Zeroed`]): it is freed before C is
 /// filled and must not stay in the process's heap. One mapping instead of one per array:
-/// first-touch page faults were about half the cost of building it (three fresh mappings
-/// of 0.3, 1 and 2 MB on `elast2d_q1_196`: 1.0-1.2 ms to fault in and touch, one mapping
-/// padded to whole huge pages 0.2-0.4 ms). Row offsets are u32 (half the memory and
-/// traffic of usize): a B with 2^32 pairs or more is simply not compressed.
+/// first-touch page faults were about half the cost of building it (docs/DESIGN-NOTES.md,
+/// cpu::compress). Row offsets are u32 (half the memory and traffic of usize): a B with
+/// 2^32 pairs or more is simply not compressed.
 pub struct CompressedRows {
     /// The bits (a u64 per pair), then the words (a u32 per pair), then the row offsets
     /// (u32, one per row and one more), in u64 units; see [`layout`].
@@ -75,10 +72,9 @@ fn padded_len(len: usize) -> usize {
 }
 
 /// Below this many (word, bits) pairs per row of B, the dense symbolic kernel merges runs
-/// of pairs on one word before touching its bit map. Measured (2 threads, count kernel
-/// alone): 10% faster on `banded_500k_7^2` (1.1 pairs per row), 7% slower on
-/// `elast2d_q1_196^2` (several pairs per row, on different words: the merge branch
-/// mispredicts and there is no store-to-load chain to save).
+/// of pairs on one word before touching its bit map: a gain where rows of B share a word,
+/// a loss where they have several pairs on different words (docs/DESIGN-NOTES.md,
+/// cpu::compress).
 pub const RUN_PAIRS_PER_ROW: usize = 2;
 
 impl CompressedRows {
@@ -141,9 +137,8 @@ const BLOCK_ROWS: usize = 4096;
 
 /// Pairs of the rows `j0..j1` of B (the sum of [`row_pairs`] over them) with one stream
 /// over their columns, "word differs from the previous entry's", which vectorises, and a
-/// correction per row for a first entry on the word of the row before. The per-row loop
-/// of [`row_pairs`] measured 3.0-3.9 ms on `banded_500k_7` (7 entries per row, 2 threads),
-/// a plain stream over its columns 0.3-0.6 ms.
+/// correction per row for a first entry on the word of the row before: far faster than
+/// the per-row loop of [`row_pairs`] on short rows (docs/DESIGN-NOTES.md, cpu::compress).
 fn block_pairs<O: Idx, I: Idx, V: Scalar>(b: &CsrRef<'_, O, I, V>, j0: usize, j1: usize) -> usize {
     let s = b.row_start(j0);
     let e = b.row_start(j1);
@@ -294,8 +289,8 @@ pub fn estimate<O: Idx, I: Idx, V: Scalar>(
             compressed: 0.0,
         });
     }
-    // On the handle's pool: a serial pass measured ~10% of the dense symbolic phase on
-    // short-row products (elast2d_q1_196). Integer sums: the same in any order.
+    // On the handle's pool: serial, it was a visible share of the dense symbolic phase on
+    // short-row products (docs/DESIGN-NOTES.md, cpu::compress). Integer sums: any order.
     let (f, fc) = (0..samples)
         .into_par_iter()
         .with_min_len(128)

@@ -12,8 +12,8 @@
 //! of the other accumulators, so the output is bitwise identical to theirs and
 //! independent of the thread count. Memory per thread: 4 bytes per column of C (the
 //! paper's KKDENSE keeps a value and a marker per column: 12 bytes with f64, three times
-//! the cache footprint). A branch-free insert (select instead of "new or old") was
-//! measured slower on every benchmark input, also where half the insertions are new.
+//! the cache footprint). The insert branches on "new or old": a branch-free select
+//! measured slower on every benchmark input (docs/DESIGN-NOTES.md, cpu::dense).
 //!
 //! Both numeric kernels take A's row groups (see [`crate::cpu::row_groups`]): the rows of
 //! a group share their columns of C and first-touch order, so [`fill_group`] and
@@ -22,26 +22,15 @@
 //! order of the single-row kernel: bitwise its output), emit (for sorted output: sort)
 //! the columns once and copy them to the group's other rows.
 //!
-//! Numeric by value ([`fill_rows_by_value`], chosen by `exec` for products with many
-//! multiplications per entry of C): the paper's layout after all, a value per column
-//! (-0.0 between rows, as in the replay kernel, so the sums are bitwise the same) and a
-//! stamp mark per column, but the mark is read only when the loaded value is zero (see
-//! [`accumulate_row`]). Per product the slot kernel makes one more dependent load (the
-//! slot) than the replay kernel and measured 1.3-1.7x its time on the `sa_elast`
-//! products (33 and 118 products per entry); the value kernel makes the replay's loads
-//! and measured 1.1-1.4x. Where few products share an entry the larger footprint costs
-//! more than the load saves (see `exec::BY_VALUE_MIN_PRODUCTS`). Testing the mark on
-//! every product was slower than the slot kernel: branch-free (append the column, advance
-//! the row's length by "mark differs") 1.3-1.6x slower on `sa_elast`, branchy on par.
-//! A kernel with no per-product "new column" branch (value per column, `dense[c] += a*b`,
-//! membership in a bit map per column, the row emitted by walking the set bits of its
-//! window of words, sorted for free) lost to [`fill_rows`] on `elast2d_q1_196` squared
-//! (3.4 products per entry; first numeric call, 2 threads, three alternating rounds, ms):
-//! bits merged in a register per 64-bit word and ORed on a change of word 8.9-9.5 vs
-//! 8.0-9.1 (the word-change branch mispredicts about as often as the first-touch one);
-//! an OR into memory per product 10.5-11.8; a byte flag per column (plain store, no
-//! read-modify-write) turned into bits at emit 12.1-12.6. Profiles put half the time on
-//! the load-add-store of the value itself, which every value-per-column kernel pays.
+//! Numeric by value ([`fill_rows_by_value`], chosen by `select::numeric_kind` for
+//! products with many multiplications per entry of C): the paper's layout after all, a
+//! value per column (-0.0 between rows, as in the replay kernel, so the sums are bitwise
+//! the same) and a stamp mark per column, but the mark is read only when the loaded value
+//! is zero (see [`accumulate_row`]). Per product it makes the replay kernel's loads, the
+//! slot kernel one more dependent load (the slot); where few products share an entry the
+//! larger footprint costs more than the load saves (see `select::BY_VALUE_MIN_PRODUCTS`).
+//! Testing the mark on every product, and kernels with no per-product "new column"
+//! branch, were slower (docs/DESIGN-NOTES.md, cpu::dense).
 
 use crate::common::csr::CsrRef;
 use crate::cpu::args::{Product, REPLAY_MAX_DENSE_BYTES};
@@ -247,7 +236,7 @@ pub const FLOP_BLOCK: usize = 256;
 /// Uncompressed B: a mark per column, set to the row's stamp; counting "mark differs" is
 /// branch-free and consecutive insertions are independent. (A bit map has a
 /// read-modify-write chain through one word for neighbouring columns, which stencil
-/// rows are made of: measured 2.3x slower on `lap3d_7pt_64`.)
+/// rows are made of: measured slower; docs/DESIGN-NOTES.md, cpu::dense.)
 /// Compressed B (`cb`: (word, bits) pairs): union by OR into a bit map, counted by
 /// popcount; the flops still count B's entries.
 pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
@@ -1060,17 +1049,15 @@ fn pattern_row<V: Scalar, O: Idx, I: Idx>(
 const ORDER_BITS_MIN: usize = 16;
 
 /// Wide rows up to this length are sorted (insertion sort, see [`sort_keys`]); longer ones
-/// are emitted through the summary levels of the order bit maps. Measured on
-/// `lap3d_7pt_64` (rows of 25 entries over 128 words): the summary levels 20-40% slower
-/// than the insertion sort; on `rect_A_200kx2k*rect_B_2kx50k` (~100 entries over 782
-/// words) 35% faster than `sort_unstable`.
+/// are emitted through the summary levels of the order bit maps, which lose to the
+/// insertion sort on short rows and beat `sort_unstable` on long ones
+/// (docs/DESIGN-NOTES.md, cpu::dense).
 const ORDER_SUMMARY_MIN: usize = INSERTION_MAX + 1;
 
 /// A row goes through the flat order bit map when its columns span fewer than this many
 /// 64-bit words per entry (then the scan of the window costs less than keeping the
 /// summary levels). Rows of the stencil and elasticity products span 0.5-0.7 words per
-/// entry; a bound of 8 (and rows from 8 entries) measured no better on those and slower
-/// on `lap3d_7pt_64`.
+/// entry; a larger bound measured no better (docs/DESIGN-NOTES.md, cpu::dense).
 const ORDER_WORDS_PER_ENTRY: usize = 2;
 
 /// The order bit maps of one thread: `l0` has a bit per column of C, `l1` a bit per word
@@ -1082,11 +1069,9 @@ struct OrderBits<'a> {
 }
 
 /// Calls `f` on the set bits of `words` in order (bit b of `words[w]` is the value
-/// `(first + w) * 64 + b`), lowest first, and clears the words. (Decoding each word
-/// branch-free into a buffer first, then gathering, measured slower on elast2d and
-/// elast3d than this loop's branch on the bits left in the word; below the summary
-/// levels, with four unconditional slots per word and the software popcount of the
-/// baseline x86-64 target, 35% slower on the rect product and 20% on `lap3d_7pt_64`.)
+/// `(first + w) * 64 + b`), lowest first, and clears the words. (A branch on the bits
+/// left in the word: decoding each word branch-free into a buffer first measured slower;
+/// docs/DESIGN-NOTES.md, cpu::dense.)
 #[inline(always)]
 fn drain_words(words: &mut [u64], first: usize, f: &mut impl FnMut(usize)) {
     for (w, word) in words.iter_mut().enumerate() {

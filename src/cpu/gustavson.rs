@@ -213,9 +213,9 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
 /// entries of a bijective mix of (index, global position). A changed entry always changes
 /// its term, so one changed entry is always detected and several cancel only by chance
 /// (2^-64); a moved entry changes two terms. One multiply per term and no carried
-/// dependency but the sum; with 4-byte indices a term covers two entries (see `extend`):
-/// with one term per entry the replay measured ~8% slower than session 2's copy of the
-/// columns, with two about as fast.
+/// dependency but the sum; with 4-byte indices a term covers two entries (see `extend`),
+/// which keeps the replay as fast as copying the columns (docs/DESIGN-NOTES.md,
+/// cpu::gustavson (replay)).
 #[derive(Clone, Copy)]
 struct ColDigest {
     sum: u64,
@@ -446,8 +446,7 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: b
     let (a_cols, a_vals) = a.row_entries(i, av);
     let bb = b.base();
     // With PF (see `crate::cpu::prefetch`): a compile-time choice, because a run-time
-    // flag in this loop made the replay of rect A*B (rows of B of 25 entries, no
-    // prefetch) 15% slower (2 threads, reuse 24.3-25.0 ms before, 28.1-29.3 with it).
+    // flag in this loop slowed the replay (docs/DESIGN-NOTES.md, cpu::gustavson (replay)).
     let p0 = if PF { a.row_start(i) } else { 0 };
     for (t, (&j, &aij)) in a_cols.iter().zip(a_vals).enumerate() {
         if PF {
@@ -475,35 +474,11 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: b
     in_range
 }
 
-/// From this size of C's values on, the replay writes them with non-temporal stores
-/// ([`crate::cpu::stream`], `movnti`): C is then well beyond the last-level cache (32 MiB
-/// on the benchmark machine), so its lines would be read from memory only to be
-/// overwritten (write-allocate). Twice the LLC: just above it, part of C is still in cache
-/// from the previous call and plain stores do as well.
-///
-/// Measured (session 12, 2 threads, `--validate 1`, reuse_s medians of 7 reps, binaries
-/// alternated in one quiet run; docs/perf-raw/rect12-session12.md), plain / streamed:
-/// - rect_A_200kx2k * rect_B_2kx50k (C: 160 MB of values): 0.039-0.045 / 0.026-0.030 s
-///   (3 rounds, MKL sp2m 0.029-0.035 s in the same rounds); later, on a slower machine
-///   state, old 0.042-0.049 / new 0.031-0.048 s unsorted and 0.041-0.045 / 0.031-0.039
-///   sorted (4 rounds; MKL 0.030-0.041), new ahead of old in 7 of 8 pairs.
-/// - lap3d_27pt_42^2 (68 MB): 0.028-0.033 / 0.025-0.029 s; er_uniform_200k^2 (102 MB):
-///   0.095-0.123 / 0.077-0.140 (medians 0.116 / 0.102), 5 rounds of 15 reps.
-/// - Below the threshold, so not streamed: lap3d_7pt_64^2 (51 MB) 0.014-0.018 /
-///   0.016-0.019 (medians 0.0166 / 0.0173, 6 rounds of 25 reps), banded_500k_7^2 (52 MB)
-///   medians 0.0237 / 0.0245: no gain at 1.6x the LLC.
-///
-/// Tried and dropped (same kind of runs, rect): the values through a 64-byte line buffer
-/// left with four `movntdq` (0.036-0.045 s: the buffer's reload waits for its eight
-/// stores); an AVX-512 gather of 8 values (`vpgatherdpd`, range checked by mask) streamed
-/// with `vmovntpd`, the -0.0 reset by scalar stores or by `vscatterdpd` (0.037-0.053 and
-/// 0.036-0.048 s against 0.035-0.043 for `movnti`); the first entry of A's row storing its
-/// products instead of adding them to the -0.0 array (no gain: 0.039-0.048 s plain,
-/// 0.029-0.035 streamed; it also needs rows of B without duplicate columns). Streaming C's
-/// columns and values in the first numeric call (`dense::emit_row`, unsorted) did not
-/// change numeric_s (0.064-0.087 / 0.061-0.086 s): C's pages are fresh there and the
-/// kernel's zeroing, not the write-allocate, is the cost (`clear_page_erms` in perf).
-/// The grouped replay ([`replay_rows_grouped`]) writes r rows at once and is not streamed.
+/// From this size of C's values on (twice the benchmark machine's 32 MiB LLC; below it part
+/// of C is still cached from the previous call) the replay writes them with non-temporal
+/// stores ([`crate::cpu::stream`]), so no line is read from memory only to be overwritten
+/// (docs/DESIGN-NOTES.md, cpu::gustavson (replay)). The grouped replay
+/// ([`replay_rows_grouped`]) writes r rows at once and is not streamed.
 pub(crate) const REPLAY_STREAM_MIN_BYTES: usize = 64 << 20;
 
 /// What a replay did: chunks replayed, and chunks whose columns in the caller's array

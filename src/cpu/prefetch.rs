@@ -11,19 +11,15 @@
 //! its row offset (the load that finds where the entries are), as the loads of a
 //! two-level indirection need.
 //!
-//! Measured in plain C models of the kernels (1 thread, best of 5, ms; without / with):
-//! `er_uniform_200k` squared: replay 179 / 97, first numeric 199 / 104, symbolic count 77
-//! / 32; `sa_poisson` R*(AP): 16.6 / 13.9, 20.7 / 18.0, 10.6 / 9.8. Distances 8 and 16
-//! were 5-15% slower than 4 on `er_uniform`. On the stencil-like products the prefetches
-//! only cost (1-6%: `elast2d`, `lap3d_27pt`, `sa_poisson` A*P), and neutral on `sa_elast`
-//! R*(AP) and on `rect` (B of 600 KB stays in L2), and the library's symbolic phase was
-//! slower with them on `rmat_16` (long rows of B): [`worth_it`] turns them on only where
-//! they pay.
+//! In C models of the kernels the prefetches sped up the scattered products and only cost
+//! on the stencil-like ones, and they slowed the symbolic phase where B's rows are long:
+//! [`worth_it`] turns them on only where they pay (docs/DESIGN-NOTES.md, cpu::prefetch).
 
 use crate::common::csr::CsrRef;
 use crate::types::{Idx, Scalar};
 
-/// Entries of A between the one being multiplied and the one whose row of B is fetched.
+/// Entries of A between the one being multiplied and the one whose row of B is fetched
+/// (longer distances measured slower: docs/DESIGN-NOTES.md, cpu::prefetch).
 pub(crate) const DISTANCE: usize = 4;
 
 /// Rows of A compared per sample block, and blocks sampled (spread over A).
@@ -34,16 +30,13 @@ const SAMPLE_BLOCKS: usize = 64;
 const NEAR_COLUMNS: usize = 16;
 
 /// Prefetch when at least this fraction of sampled entries of A is far from the entry
-/// at the same position of the previous row. Measured fractions: 0.00-0.03 on the
-/// stencil, banded and A*P products, 0.11 `sa_elast` R*(AP) (prefetch neutral), 0.34
-/// `sa_poisson` R*(AP) (16% faster), 0.97-1.00 `rect`, `rmat_16`, `er_uniform_200k`.
+/// at the same position of the previous row: the benchmark products where the prefetches
+/// pay have 0.34 or more, the others 0.11 or less (docs/DESIGN-NOTES.md, cpu::prefetch).
 const FAR_FRACTION: f64 = 0.25;
 
 /// Rows of B longer than this on average are not prefetched: the wait for a row's start
-/// is then shared by many products, and the hardware follows the row itself. Measured on
-/// `rmat_16` squared (27.7 entries per row of B, far fraction 1.0; 2 threads, three
-/// alternating rounds): symbolic 0.52-0.66 s with prefetches against 0.46-0.52 without,
-/// numeric and reuse unchanged. `er_uniform_200k` has 8, `sa_poisson` AP 8.7.
+/// is then shared by many products, and the hardware follows the row itself (`rmat_16`,
+/// 27.7 entries per row, was slower with them; docs/DESIGN-NOTES.md, cpu::prefetch).
 const MAX_MEAN_ROW: usize = 16;
 
 /// Whether the kernels of A*B should prefetch B's rows: B does not fit in the private L2

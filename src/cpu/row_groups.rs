@@ -14,21 +14,8 @@
 //! kernels of the first and second numeric calls ([`crate::cpu::dense::fill_rows`],
 //! [`crate::cpu::dense::fill_rows_by_value`]: columns found, sorted and emitted once per
 //! group, copied to its other rows) and the replay kernel (`gustavson::replay`, numeric
-//! calls from the third on). Measured at 2 threads,
-//! three alternating rounds against the ungrouped code (ms, medians of 7):
-//! `elast3d_p1_22` squared symbolic 12.5-14.4 -> 7.6-8.9, reuse 31-38 -> 21-26 (unsorted),
-//! 31-40 -> 23-29 (sorted); `sa_elast` A*P symbolic 7.5-9.8 -> 5.6-7.1, reuse 16-22 ->
-//! 12-14; R*AP reuse 19-24 -> 15-16; `lap3d_7pt_64` (no groups) unchanged within noise.
-//! First numeric call (`spgemm-bench` `numeric_s`, `--validate 1`, 2 threads, four
-//! alternating rounds against the ungrouped kernels, ms, medians of 7, a slow spell of the
-//! machine; a first trial of three rounds gave the same ratios at ~0.7x these times):
-//! `elast3d_p1_22` squared unsorted 53.9-62.0 -> 31.5-37.4, sorted 50.7-61.2 -> 33.4-44.0
-//! (slot kernel); `sa_elast` A*P unsorted 23.1-31.2 -> 17.1-18.4, sorted 31.3-33.4 ->
-//! 15.9-19.3; R*AP unsorted 24.5-28.5 -> 15.3-19.7, sorted 26.4-28.6 -> 19.0-20.6 (value
-//! kernel); `lap3d_7pt_64` (no groups) unchanged within noise. MKL `sp2m` (unsorted,
-//! during the first trial) numeric 41.6, 14.3, 15.8 ms, total 67.7, 26.2, 29.6; ours
-//! (grouped, unsorted, that trial) numeric 25.5-43.2, 11.4-11.8, 12.4-19.0, total
-//! 31.6-52.2, 15.5-16.2, 21.8-31.0.
+//! calls from the third on): each phase measured faster on the grouped inputs and
+//! unchanged on the others (docs/DESIGN-NOTES.md, cpu::row_groups).
 //! The hash symbolic phase is not grouped yet.
 //!
 //! Groups are kept as their start rows (O(groups) u32), only when worthwhile (see

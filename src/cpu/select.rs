@@ -97,11 +97,8 @@ pub fn dense_numeric_budget(c: &Caches, f: &Features) -> usize {
 
 /// The dense numeric kernel keeps a value per column of C instead of a slot
 /// ([`crate::cpu::dense::fill_rows_by_value`]) from this many multiplications per entry
-/// of C on. Measured at 2 threads (first numeric call, against the slot kernel): 15-20%
-/// faster on `sa_elast` A*P (33 per entry) and R*AP (118); 10-25% slower on
-/// `sa_poisson` A*P (5.7), `banded_500k_7` (7.5) and `er_uniform_200k` (2), where the
-/// 8-byte values take three times the cache of the slots and few products share an
-/// entry; even on `sa_poisson` R*AP (17).
+/// of C on: below, the 8-byte values take three times the cache of the slots for few
+/// products per entry (docs/DESIGN-NOTES.md, cpu::select).
 const BY_VALUE_MIN_PRODUCTS: u64 = 24;
 
 /// The numeric kernel for the plan's algorithm and shape (`k` columns of C, values of

@@ -1,24 +1,8 @@
 //! Sorting of one output row. Rows of C are short (tens to hundreds of entries), where an
-//! insertion sort beats the general-purpose sort; long rows use `sort_unstable`.
-//!
-//! Tried and dropped (session 10, see `docs/perf-raw/sort10-session10.md`): an AVX-512
-//! rank sort (rank of a key = popcount of "below" against the row held in 1-4 zmm
-//! registers; the emitter scattered columns and values straight to their ranks, without
-//! the `pos` lookup). Alone it ranked random rows of 9-50 keys 6-9x faster than this
-//! insertion sort (0.8-1.7 vs 7-13 ns per key) but only matched it on the first-touch
-//! rows of `lap3d_7pt` squared (1.1 vs 1.3-2.1 ns per key: those rows are nearly in
-//! order). In `dense::fill_rows` (one thread, best of 7, 48^3 grid) sorted output took
-//! 17.2-17.3 ms against 16.4-16.7 ms with this sort (unsorted 12.5-13.4), and on the
-//! `sa_poisson` A*P benchmark (2 threads, 5 alternating rounds) numeric 18.1-21.1 vs
-//! 18.0-19.9 ms. A portable version (chunks of 8 lanes, SSE2/AVX2) ranked at 3.5-6
-//! ns per key, slower than this sort on the stencil rows.
-//!
-//! Also tried and dropped (session 11, `docs/perf-raw/sortpat11-session11.md`): no sort for
-//! rows that one of the last 4 rows' sorting permutations sorts (checked exactly: the
-//! gathered columns strictly increasing). 88-97% of the rows of the stencil and elasticity
-//! squares hit, but the benchmark showed no gain beyond the noise on `lap3d_7pt_64`
-//! squared, 10-20% on `elast2d_q1_196` squared, and losses on `banded_500k_7`,
-//! `er_uniform_200k` and (rows of 9, before skipping short rows) `sa_poisson` A*P.
+//! insertion sort beats the general-purpose sort; long rows use `sort_unstable`. The
+//! first-touch rows of stencil products are nearly in order, which is why an AVX-512 rank
+//! sort and a cache of sorting permutations did not beat it (docs/DESIGN-NOTES.md,
+//! cpu::sort).
 
 /// Below this length insertion sort is used.
 pub(crate) const INSERTION_MAX: usize = 32;

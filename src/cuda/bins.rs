@@ -35,10 +35,10 @@ pub const MAX_BINS: usize = 16;
 /// kernel.
 ///
 /// OpSparse's table 1 jumps from 32-slot tables (n_prod <= 26) straight to one 512-slot
-/// table per block; on an H100 that left the 7-point Laplacian squared (n_prod <= 49) at
-/// 0.68 ms in the symbolic kernel for 262K rows, most of it clearing and scanning 512-slot
-/// tables. Tables of 64, 128 and 256 slots, several rows to a 256-thread block (8, 16 and
-/// 32 threads per row), fill the gap.
+/// table per block, where rows of a few dozen products (the 7-point Laplacian squared)
+/// spent most of the symbolic kernel clearing and scanning 512-slot tables
+/// (docs/DESIGN-NOTES.md, cuda::bins). Tables of 64, 128 and 256 slots, several rows to a
+/// 256-thread block (8, 16 and 32 threads per row), fill the gap.
 pub fn symbolic(smem_per_block: usize) -> Vec<Bin> {
     let mut bins = vec![Bin {
         limit: 26,

@@ -390,8 +390,9 @@ fn symbolic_part(
         return too_big("nnz(C)", nnz);
     }
     // A hybrid plan stitches C's row offsets on the host; a GPU plan leaves them on the
-    // device (copying and widening them cost the 7-point stencil squared 0.9 ms, half its
-    // symbolic phase), and `write_row_offsets` reads them from there when asked.
+    // device (copying and widening them took half the 7-point stencil squared's symbolic
+    // phase; docs/DESIGN-NOTES.md, cuda::spgemm), and `write_row_offsets` reads them
+    // when asked.
     let row_ptr = if host_offsets {
         let c_ptr = drv(gpu.main.clone_dtoh(&d_cptr), "copy")?;
         let mut row_ptr = crate::platform::alloc::try_with_capacity(m + 1, "row offsets of C")?;

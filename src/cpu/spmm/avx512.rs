@@ -10,9 +10,8 @@
 //! dependent FMAs. Each lane is summed in an order that depends only on the row, so
 //! results do not depend on the thread count.
 //!
-//! A software prefetch of X's rows 64 entries of A ahead (session 11) did not help
-//! lap3d_7pt_64 row-major k = 16 (best median 3061 -> 3593 us over 5 rounds): the hardware
-//! prefetcher already follows a stencil's sequential streams.
+//! No software prefetch of X's rows: the hardware prefetcher already follows a stencil's
+//! sequential streams (docs/DESIGN-NOTES.md, cpu::spmm::avx512).
 
 // The AVX-512 intrinsics are stable since Rust 1.89, above the crate's declared
 // rust-version (1.85; the code base already needs 1.88 for let chains). Raising it is left
@@ -195,10 +194,8 @@ pub(crate) unsafe fn rowmajor<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool
         // checked by `col_of`); every block ends at or before column k.
         unsafe {
             // 8 to 15 vectors left (k = 64..120 for f64): one block of 8 vectors, so the
-            // row of A and each row of X are read in one pass, not two. banded_500k_7 k = 64
-            // (2 threads, alternating builds, 3 rounds, median ms): 17.2 -> 12.9 (MKL 15.9
-            // to 17.1 in the same runs), k = 96 27.3 -> 25.0; at k = 128 two blocks of 8
-            // measured slower than four of 4 (25.1 -> 26.6), so 16 or more take the 4s.
+            // row of A and each row of X are read in one pass, not two; 16 or more take the
+            // 4s, faster than two blocks of 8 (docs/DESIGN-NOTES.md, cpu::spmm::avx512).
             if (8 * l..16 * l).contains(&(k - j0)) {
                 wide::<V, R, 8, CHECK>(a, i, s, e, j0, d);
                 j0 += 8 * l;

@@ -306,18 +306,14 @@ pub(crate) fn count_path(f: impl FnOnce(&mut PathCounts)) {
 /// calling thread takes parts itself, beside up to `threads` helper jobs on `pool` (or, with
 /// `None`, on the rayon pool the caller runs in): parts are claimed in order from a shared
 /// counter, so a worker that wakes late finds less to do instead of holding up the call,
-/// and a short call needs no hand-off to the pool and back (a stand-alone rayon program on
-/// this 2-core VM: an empty 16-part call took 25 us through `install` + `par_iter`, 1 us
-/// this way; 16 parts of 40 us each, median 405 us against 368 us). Which thread computes
-/// a part never changes the part's result.
+/// and a short call needs no hand-off to the pool and back (docs/DESIGN-NOTES.md,
+/// cpu::spmm). Which thread computes a part never changes the part's result.
 ///
 /// The call returns once every part is done, without waiting for helpers that have not
 /// started: a helper that starts later finds no part left and ends (`Parts`). A scope would
 /// wait for each helper job to run, i.e. for a sleeping worker to wake only to find nothing
-/// left, and then for the caller to be woken in turn. rect_A_200kx2k, column-major k = 1
-/// (a 0.2 ms call), 2 threads, alternating with the scope version: fastest call 170-177 us
-/// against 187-198 us, 10th percentile 174-205 us against 190-243 us (perf had shown the
-/// caller doing 74% of the parts and blocking on the scope's latch at the end).
+/// left, and then for the caller to be woken in turn, which measured slower on short calls
+/// (docs/DESIGN-NOTES.md, cpu::spmm).
 /// A panic in a part (a bad row of A) stops the remaining parts and is re-raised here once
 /// the parts already running have ended.
 pub(crate) fn for_each_part(
@@ -764,17 +760,15 @@ pub fn window_len<V: SpmmScalar>(
     pack_len::<V>(ring, k, nv)?.checked_mul(threads.checked_add(1)?)
 }
 
-/// Bytes one ring of `run_window` may take: about L2 (1 MiB here). sa_poisson_A (60^3
-/// 7-point, a window of 7500 rows: ring 8192) k = 16..128 measured fastest with panels of
-/// two vectors in a 1 MiB ring, ahead of one vector in 512 KiB and of the direct kernel.
-/// Settable for tests (0 turns the rings off).
+/// Bytes one ring of `run_window` may take: about L2 (1 MiB here), where panels of two
+/// vectors measured fastest (docs/DESIGN-NOTES.md, cpu::spmm). Settable for tests (0 turns
+/// the rings off).
 #[doc(hidden)]
 pub static WINDOW_BYTES: AtomicUsize = AtomicUsize::new(1 << 20);
 
 /// Bytes a column group's (8 columns) window of X must span for `run_window`: below it the
-/// direct kernel reads the window from L1 and keeps up (banded_500k_7, 300 rows, 19 KiB:
-/// the rings were 5-10% slower at k = 16..128), above it the direct kernel's scalar loads
-/// wait on L2 (sa_poisson_A: 480 KiB, the rings 1.3-1.5x faster). Settable for tests.
+/// direct kernel reads the window from L1 and keeps up, above it the direct kernel's scalar
+/// loads wait on L2 (docs/DESIGN-NOTES.md, cpu::spmm). Settable for tests.
 #[doc(hidden)]
 pub static WINDOW_MIN_BYTES: AtomicUsize = AtomicUsize::new(64 << 10);
 
@@ -953,9 +947,8 @@ fn scattered<V: SpmmScalar, R: SparseRows<V>>(
 /// and its part of Y should stay in L2 (1 MiB here) while the column groups pass over it,
 /// else each group evicts what the next one needs. Wider inputs (a 3-D 7-point stencil on
 /// 64^3 spans 8192 rows of X, 512 KiB per group) make one pass per group over the whole
-/// chunk instead, sliding through X once per group. Measured at k = 32 against the old
-/// 1 MiB limit: sa_poisson_A 10% faster, lap3d_7pt_64 and lap3d_27pt_42 unchanged.
-/// Settable for tests; the results are the same bits either way.
+/// chunk instead, sliding through X once per group (a 1 MiB limit measured slower:
+/// docs/DESIGN-NOTES.md, cpu::spmm). Settable for tests; the results are the same bits.
 #[doc(hidden)]
 pub static TILE_SPAN_BYTES: AtomicUsize = AtomicUsize::new(256 << 10);
 
@@ -966,31 +959,30 @@ pub static TILE_SPAN_BYTES: AtomicUsize = AtomicUsize::new(256 << 10);
 pub static PACK_MIN_K: AtomicUsize = AtomicUsize::new(8);
 
 /// Average entries per row of A from which the packed path pays off without scattered
-/// reads: each packed row of X then feeds many entries of A (lap3d_27pt_42 k = 32: 1.5x;
-/// banded_500k_7, 7 per row with a narrow window, 2x slower: packing adds two passes over X
-/// to a product that already streams it).
+/// reads: each packed row of X then feeds many entries of A; on short rows packing adds two
+/// passes over X to a product that already streams it (docs/DESIGN-NOTES.md, cpu::spmm).
 const PACK_ROW_NNZ: usize = 10;
 
 /// X has few rows next to Y when `x_rows * PACK_FEW_X_ROWS <= nrows(A)`: packing X then
 /// costs a small fraction of writing Y, and the packed kernel needs NV vector FMAs per
 /// entry of A instead of one scalar FMA per column (the direct kernel's inner loop, where
-/// perf put nearly all the time), plus non-temporal stores of Y when beta = 0.
-/// rect_A_200kx2k (200000 x 2000, 4 entries per row) k = 16: see the commit message.
+/// perf put nearly all the time), plus non-temporal stores of Y when beta = 0
+/// (rect_A_200kx2k: docs/DESIGN-NOTES.md, cpu::spmm).
 const PACK_FEW_X_ROWS: usize = 4;
 
 /// Bytes the packed panel of a scattered product may take: X's reads are random, so the
-/// whole panel should stay in the last-level cache (32 MiB here, shared with A and Y).
-/// er_uniform_200k k = 32: panels of 16 columns (25 MiB) 1.2x slower than panels of 8.
+/// whole panel should stay in the last-level cache (32 MiB here, shared with A and Y); a
+/// wider panel measured slower (docs/DESIGN-NOTES.md, cpu::spmm).
 const SCATTERED_PANEL_BYTES: usize = 16 << 20;
 
 /// Vectors of columns per packed panel (1 or 2) for a column-major product on the AVX-512
 /// path, or 0 when the direct kernels should run instead. Packed when X's reads are
 /// scattered (any k >= 2), or for k >= `PACK_MIN_K` when A's rows are long (about
 /// `PACK_ROW_NNZ` entries or more) or a column group's window of X is wider than
-/// `TILE_SPAN_BYTES` (3-D stencils: lap3d_7pt_64 k = 32 1.25x): there the direct kernel
-/// waits on one scalar load per column and entry. Two vectors (16 f64 / 32 f32 columns)
-/// measured better than one or four on lap3d_27pt_42 and elast3d_p1_22 (k = 32, 128): four
-/// make the panel (x_rows x 256 bytes) too large for the caches.
+/// `TILE_SPAN_BYTES` (3-D stencils): there the direct kernel waits on one scalar load per
+/// column and entry. Two vectors (16 f64 / 32 f32 columns) measured better than one or
+/// four: four make the panel (x_rows x 256 bytes) too large for the caches
+/// (docs/DESIGN-NOTES.md, cpu::spmm).
 pub fn pack_vecs<V: SpmmScalar, R: SparseRows<V>>(
     isa: Isa,
     a: &R,
@@ -1066,12 +1058,9 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         && a.inline_limit().is_some()
     {
         // The AVX-512 row-major kernel proves A's rows safe as it reads them: no separate
-        // `check_rows` pass over the column indices, and no blocks. Measured (2 threads,
-        // against the blocks checked first): lap3d_7pt_64 k = 8, 16: 1.15x, 1.4x faster;
-        // sa_poisson_A 1.15x, 1.4x. Only while a row is one register block (k <= 4
-        // vectors), so its entries are read once, where it was measured to win: for wider
-        // rows the pass is a small share of the work, and A/B runs at k = 64, 128 were
-        // inconclusive (banded_500k_7 k = 128 slower in one, within the noise in others).
+        // `check_rows` pass over the column indices, and no blocks. Only while a row is
+        // one register block (k <= 4 vectors), so its entries are read once: that is
+        // where it measured faster (docs/DESIGN-NOTES.md, cpu::spmm).
         // SAFETY: `AVX512` is set only by `chunk_avx512`, which checked the features;
         // `inline_limit` is `Some`; rows [lo, hi) are this chunk's.
         unsafe { avx512::rowmajor::<V, R, true>(a, lo, hi, d) };

@@ -9,33 +9,17 @@
 //!
 //! X is read with scalar loads only. LLVM's vectoriser turns the four interleaved reads of
 //! x into a 4-lane gather (`vgatherqpd`), and gathers are slow on this machine (AMD EPYC,
-//! AVX-512): at 2 threads, k = 1, alternating old/new binaries, minimum times in us
-//! (column-major): rect_A_200kx2k 287 -> 229, elast3d_p1_22 281 -> 230, rmat_16 1163 ->
-//! 1113, lap3d_7pt_64 and sa_poisson_A within noise. An 8-lane AVX-512 gather kernel with
-//! a transpose-and-add reduction of 8 rows at a time measured 1.5-2x slower than the
-//! scalar loads, a 4-lane one no faster than the old code.
+//! AVX-512); explicit 4- and 8-lane gather kernels did no better (docs/DESIGN-NOTES.md,
+//! cpu::spmm::spmv).
 //!
 //! On the FMA paths, A's own arrays (`SparseRows::raw`, CSR as stored) are read through
 //! pointers shifted by the index base (`raw_rows`): no bounds check on the row offsets and
 //! no base subtraction per entry; same order, same bits as `strided`. With validation off
 //! that kernel also proves the rows safe as it reads them (`rows_checked`), instead of a
 //! `check_rows` pass before it, and writes Y with non-temporal stores when beta = 0 and A
-//! is too large for the last-level cache (`SPMV_STREAM_A_BYTES`). Measured at 2 threads,
-//! k = 1, alternating with the previous binary in one run, best median of 5 rounds, us
-//! (column-major): inline checks rect_A_200kx2k 219 -> 171, lap3d_7pt_64 546 -> 448,
-//! rmat_16 1145 -> 962, sa_poisson_A 410 -> 333, elast3d_p1_22 227 -> 199; streamed
-//! stores banded_500k_7 1188 -> 964 (A 42 MB). Streaming from 8 MiB of A instead made
-//! lap3d_7pt_64 and elast3d_p1_22 (A 22 and 15 MB, which stay partly cached) slower.
-//! A branch-free tail (slots 1 and 2 always read an entry of the row and keep their sum
-//! through a bit select past its end) won 4-7% on rmat_16 but lost 25% on sa_poisson_A.
-//!
-//! Dropped in session 11 (figures in `docs/perf-raw/spmv11-session11.md`): runs of
-//! consecutive columns (27-point stencil: 9 runs of 3) summed as masked vectors, one vector
-//! load of x and of A's values and one vector FMA per run, with the runs found by vector
-//! compares of the column indices: 1.1-2x slower on lap3d_27pt_42, banded_500k_7 and
-//! elast2d_q1_196 (per-run bookkeeping and a horizontal reduction per row outweigh the
-//! saved loads on rows of 7-27 entries); and one vector range check of a row's columns in
-//! place of the per-entry check of `raw_kernel`: 5-15% slower on lap3d_27pt_42.
+//! is too large for the last-level cache (`SPMV_STREAM_A_BYTES`); both measured faster. A
+//! branch-free row tail, vector sums over runs of consecutive columns and a vector range
+//! check per row were slower (docs/DESIGN-NOTES.md, cpu::spmm::spmv).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -246,7 +230,8 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
 /// Bytes of A's values and column indices from which an SpMV with beta = 0 writes Y with
 /// non-temporal stores: A then does not stay in the last-level cache (32 MiB here) between
 /// products, the product streams from memory, and a normal store of Y first reads the line
-/// it overwrites (one more pass over Y). Settable for tests; the results are the same bits.
+/// it overwrites (one more pass over Y); a lower threshold was slower where A stays partly
+/// cached (docs/DESIGN-NOTES.md, cpu::spmm::spmv). Settable for tests (same bits).
 #[doc(hidden)]
 pub static SPMV_STREAM_A_BYTES: AtomicUsize = AtomicUsize::new(32 << 20);
 
