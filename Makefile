@@ -70,17 +70,18 @@ rust-test:
 # CUDA_CHECK=0 skips this target) compiles every kernel for sm_80 and sm_90 as the library
 # does at run time, ptxas assembles them; registers, shared memory and spills per kernel go
 # to target/cuda-kernels.txt; a spill in a hash kernel fails. Then the GPU test suite,
-# from the unit-test binary `rust-test` built (each test prints SKIPPED without a GPU).
+# from the binaries `rust-test` built (the same `cargo test --release` units: `--lib` would
+# select a second fingerprint and rebuild the crate); each test prints SKIPPED without a GPU.
 CUDA_CHECK ?= 1
 cuda-check:
 ifeq ($(CUDA_CHECK),0)
 	@echo "cuda-check skipped (CUDA_CHECK=0)"
 else
 	@echo "== CUDA kernel compile check (NVRTC and ptxas from PyPI into .venv-cuda)"
-	@eval "$$(scripts/cuda_tools.sh)" && SPGEMM_REQUIRE_NVRTC=1 $(CARGO) test --release --lib unit_tests::cuda_compile -- --nocapture
+	@eval "$$(scripts/cuda_tools.sh)" && SPGEMM_REQUIRE_NVRTC=1 $(CARGO) test --release unit_tests::cuda_compile -- --nocapture
 	@cat target/cuda-kernels.txt
 	@echo "== GPU test suite (each test prints SKIPPED <name>: <reason> without a usable GPU)"
-	@mkdir -p $(BUILD); rc=0; $(CARGO) test --release --lib unit_tests::cuda_gpu -- --nocapture --test-threads=1 \
+	@mkdir -p $(BUILD); rc=0; $(CARGO) test --release unit_tests::cuda_gpu -- --nocapture --test-threads=1 \
 	  > $(BUILD)/cuda_gpu.log 2>&1 || rc=$$?; \
 	  grep -E 'SKIPPED|test result|on NVIDIA|panicked|FAILED' $(BUILD)/cuda_gpu.log; exit $$rc
 endif
