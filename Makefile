@@ -93,6 +93,7 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	RUST_BACKTRACE=0
 FFI_C   := $(patsubst ffi-tests/%.c,$(BUILD)/ffi/%,$(wildcard ffi-tests/*.c))
 FFI_CXX := $(patsubst ffi-tests/%.cpp,$(BUILD)/ffi/%,$(wildcard ffi-tests/*.cpp))
+FFI_F90 := $(patsubst ffi-tests/%.f90,$(BUILD)/ffi/%_f90,$(wildcard ffi-tests/*.f90))
 FFI_DEPS := include/spgemm.h $(wildcard ffi-tests/*.h) $(LIBDIR)/libspgemm.so
 
 $(BUILD)/ffi/%: ffi-tests/%.c $(FFI_DEPS)
@@ -103,9 +104,16 @@ $(BUILD)/ffi/%: ffi-tests/%.cpp $(FFI_DEPS)
 	@mkdir -p $(@D)
 	$(CXX) -g -std=c++17 -Wall -Wextra -Werror $(SAN) -pthread -Iinclude $< -o $@ $(LINK_SO)
 
+# Fortran programs use the generated module (include/spgemm.f90) as Fortran callers do;
+# built without sanitizers (gfortran's runtime is not instrumented).
+$(BUILD)/ffi/%_f90: ffi-tests/%.f90 include/spgemm.f90 $(LIBDIR)/libspgemm.so
+	@mkdir -p $(@D)/mod-$*
+	$(FC) -g -std=f2008 -Wall -Wextra -Werror -J$(@D)/mod-$* include/spgemm.f90 $< -o $@ $(LINK_SO)
+
 c-test: lib header-check symbols abi-coverage
-	@$(MAKE) --no-print-directory $(FFI_C) $(FFI_CXX)
+	@$(MAKE) --no-print-directory $(FFI_C) $(FFI_CXX) $(FFI_F90)
 	@set -e; for t in $(FFI_C) $(FFI_CXX); do echo "== $$t (ASan+UBSan)"; $(SAN_ENV) $$t; done
+	@set -e; for t in $(FFI_F90); do echo "== $$t"; $$t; done
 
 # Every function the header declares is called by some program in ffi-tests/.
 abi-coverage:

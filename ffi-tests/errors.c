@@ -175,8 +175,8 @@ static void test_create_errors(void) {
               ST_INVAL, WORDS("index_type", "size_t"));
     CHECK_ERR(NULL,
               spgemm_matrix_create_csr(&M, 3, 4, SPGEMM_INDEX_INT32, A_RP, SPGEMM_INDEX_INT32,
-                                       A_CI, 2, A_V, 0),
-              ST_INVAL, WORDS("value_type", "2"));
+                                       A_CI, 4, A_V, 0),
+              ST_INVAL, WORDS("value_type", "4"));
     CHECK_ERR(NULL,
               spgemm_matrix_create_csr(&M, 3, 4, SPGEMM_INDEX_INT32, A_RP, SPGEMM_INDEX_INT32,
                                        A_CI, SPGEMM_VALUE_FLOAT64, A_V, 2),

@@ -10,7 +10,11 @@
 !   Nothing is copied, so the array must stay allocated while the matrix is used.
 !   1-based arrays: create matrices with SPGEMM_INDEX_BASE_ONE. Default integer
 !   arrays are SPGEMM_INDEX_INT32, integer(c_int64_t) arrays SPGEMM_INDEX_INT64,
-!   real(c_double) values SPGEMM_VALUE_FLOAT64.
+!   real(c_double) values SPGEMM_VALUE_FLOAT64, real(c_float) SPGEMM_VALUE_FLOAT32,
+!   complex(c_double_complex) SPGEMM_VALUE_COMPLEX_DOUBLE and complex(c_float_complex)
+!   SPGEMM_VALUE_COMPLEX_FLOAT (C99 _Complex layout, passed with c_loc as the real
+!   ones). Scalars passed by address (alpha, beta of spgemm_spmm_scaled) are c_loc of
+!   a TARGET variable of the matrix's value type.
 ! - Sizes (int64_t in C) are integer(c_int64_t) by value: write 10_c_int64_t or
 !   int(n, c_int64_t).
 ! - spgemm_error_message(handle) returns the last error text as a Fortran string.
@@ -42,6 +46,8 @@ module spgemm
   public :: SPGEMM_INDEX_SIZE_T
   public :: SPGEMM_VALUE_FLOAT32
   public :: SPGEMM_VALUE_FLOAT64
+  public :: SPGEMM_VALUE_COMPLEX_FLOAT
+  public :: SPGEMM_VALUE_COMPLEX_DOUBLE
   public :: SPGEMM_INDEX_BASE_ZERO
   public :: SPGEMM_INDEX_BASE_ONE
   public :: SPGEMM_ALG_AUTO
@@ -64,6 +70,7 @@ module spgemm
   public :: SPGEMM_LAYOUT_COL_MAJOR
   public :: SPGEMM_OPERATION_NON_TRANSPOSE
   public :: SPGEMM_OPERATION_TRANSPOSE
+  public :: SPGEMM_OPERATION_CONJUGATE_TRANSPOSE
   public :: spgemm_status_string
   public :: spgemm_version
   public :: spgemm_create
@@ -90,6 +97,7 @@ module spgemm
   public :: spgemm_matrix_get_info
   public :: spgemm_matrix_export_csr
   public :: spgemm_symbolic
+  public :: spgemm_symbolic_op
   public :: spgemm_plan_row_offsets
   public :: spgemm_plan_get_nnz
   public :: spgemm_plan_get_info
@@ -98,10 +106,12 @@ module spgemm
   public :: spgemm_numeric
   public :: spgemm_numeric_structure
   public :: spgemm_multiply
+  public :: spgemm_multiply_op
   public :: spgemm_numeric_device
   public :: spgemm_plan_get_split
   public :: spgemm_plan_info
   public :: spgemm_spmm
+  public :: spgemm_spmm_scaled
   public :: spgemm_spmm_analysis_create
   public :: spgemm_spmm_analysis_destroy
   public :: spgemm_set_thread_binding
@@ -154,6 +164,11 @@ module spgemm
   integer(c_int32_t), parameter :: SPGEMM_VALUE_FLOAT32 = 0_c_int32_t
   ! `double`.
   integer(c_int32_t), parameter :: SPGEMM_VALUE_FLOAT64 = 1_c_int32_t
+  ! `float _Complex` (C99; real part then imaginary part, aligned as `float`), which is also
+  ! the layout of C++ `std::complex<float>` and Fortran `complex(c_float_complex)`.
+  integer(c_int32_t), parameter :: SPGEMM_VALUE_COMPLEX_FLOAT = 2_c_int32_t
+  ! `double _Complex` (C99), C++ `std::complex<double>`, Fortran `complex(c_double_complex)`.
+  integer(c_int32_t), parameter :: SPGEMM_VALUE_COMPLEX_DOUBLE = 3_c_int32_t
   ! 0-based indices (C, C++).
   integer(c_int32_t), parameter :: SPGEMM_INDEX_BASE_ZERO = 0_c_int32_t
   ! 1-based indices (Fortran).
@@ -204,8 +219,12 @@ module spgemm
   integer(c_int32_t), parameter :: SPGEMM_LAYOUT_COL_MAJOR = 1_c_int32_t
   ! op(A) = A.
   integer(c_int32_t), parameter :: SPGEMM_OPERATION_NON_TRANSPOSE = 0_c_int32_t
-  ! op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis).
+  ! op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis, or
+  ! in a plan for SpGEMM).
   integer(c_int32_t), parameter :: SPGEMM_OPERATION_TRANSPOSE = 1_c_int32_t
+  ! op(A) = A^H, the conjugate transpose (A^T's structure, conjugated values; the same as
+  ! `SPGEMM_OPERATION_TRANSPOSE` for real values).
+  integer(c_int32_t), parameter :: SPGEMM_OPERATION_CONJUGATE_TRANSPOSE = 2_c_int32_t
 
   interface
     ! Returns a static, NUL-terminated description of `status` ("unknown status" for codes
@@ -491,8 +510,9 @@ module spgemm
     ! - `col_indices`: nnz = `row_offsets[nrows] - base` entries of `index_type`
     ! (`SPGEMM_INDEX_INT32` or `_INT64`), each in [base, base + ncols). Rows may be unsorted
     ! and may repeat a column (repeats are summed). May be NULL only when nnz = 0.
-    ! - `values`: nnz entries of `value_type` (`SPGEMM_VALUE_FLOAT32` or `_FLOAT64`), or NULL
-    ! for a pattern-only matrix (structure-only products).
+    ! - `values`: nnz entries of `value_type` (`SPGEMM_VALUE_FLOAT32`, `_FLOAT64`,
+    ! `_COMPLEX_FLOAT` or `_COMPLEX_DOUBLE`: C99 `float _Complex` / `double _Complex`, aligned
+    ! as their real parts), or NULL for a pattern-only matrix (structure-only products).
     ! - `base`: `SPGEMM_INDEX_BASE_ZERO` or `SPGEMM_INDEX_BASE_ONE` (Fortran).
     !
     ! Contents are checked when the matrix is used (see `spgemm_set_validation`). On success
@@ -544,6 +564,8 @@ module spgemm
     ! On the GPU the structure is checked on the device (validation of offsets and column
     ! indices, whatever `spgemm_set_validation` says) before any kernel uses it; sizes of
     ! 2^31 - 1 or more (rows, columns, nnz) give `SPGEMM_STATUS_NOT_SUPPORTED` there.
+    ! Complex value types may be described, but the GPU has no complex kernels: products with
+    ! such matrices give `SPGEMM_STATUS_NOT_SUPPORTED` (before any device is looked for).
     !
     ! On success `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`
     ! (the device arrays are untouched).
@@ -678,6 +700,52 @@ module spgemm
       type(c_ptr), intent(out) :: plan
       integer(c_int32_t) :: status
     end function spgemm_symbolic
+
+    ! Symbolic phase of C = op_a(A) * op_b(B), each op `SPGEMM_OPERATION_NON_TRANSPOSE` (A),
+    ! `SPGEMM_OPERATION_TRANSPOSE` (A^T) or `SPGEMM_OPERATION_CONJUGATE_TRANSPOSE` (A^H, the
+    ! same as A^T for real values), as MKL's `mkl_sparse_sp2m` takes them. Everything else is
+    ! as for `spgemm_symbolic`: op(A) is m x n, op(B) is n x k, C is m x k with the storage
+    ! chosen here, `*plan` reusable by `spgemm_numeric` and `spgemm_numeric_structure` with
+    ! new values of A and B (the same A and B as here, not their transposes).
+    !
+    ! The plan keeps, for each transposed operand, its transposed structure in the operand's
+    ! own offset and index types with the position of each entry in the operand (about
+    ! nnz * (8 + index size) bytes); each numeric call first gathers the operand's current
+    ! values into a buffer the plan keeps (nnz values, conjugated for A^H), then multiplies
+    ! as for any plan: the cost of new values is one O(nnz) gather per transposed operand.
+    ! Validation, the structure checks of reused plans and the error messages concern A and B
+    ! as given. Results are bitwise identical for every thread count and algorithm: row j of
+    ! A^T lists its entries in increasing row of A (repeats in storage order).
+    !
+    ! Transposed operands are computed on the CPU: `SPGEMM_BACKEND_AUTO` (and hybrid
+    ! products) take the CPU for them; `SPGEMM_BACKEND_CUDA` gives
+    ! `SPGEMM_STATUS_NOT_SUPPORTED` whether or not a GPU is present, as do device matrices
+    ! (`spgemm_matrix_create_csr_device`) with a transposed operand.
+    !
+    ! Errors: those of `spgemm_symbolic`; `SPGEMM_STATUS_INVALID_VALUE` (op_a or op_b not an
+    ! `SPGEMM_OPERATION_*` code), `SPGEMM_STATUS_DIMENSION_MISMATCH` (op(A)'s columns differ
+    ! from op(B)'s rows), `SPGEMM_STATUS_INDEX_OVERFLOW` (a transposed operand's rows do not
+    ! fit its column index type), `SPGEMM_STATUS_NOT_SUPPORTED` (see above).
+    ! Calls on one handle are serialised; different handles run concurrently.
+    !
+    ! # Safety
+    ! As for `spgemm_symbolic`.
+    function spgemm_symbolic_op(handle, op_a, a, op_b, b, c_offset_type, c_index_type, c_base, &
+        c_row_offsets, plan) &
+        bind(C, name="spgemm_symbolic_op") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: op_a
+      type(c_ptr), value :: a
+      integer(c_int32_t), value :: op_b
+      type(c_ptr), value :: b
+      integer(c_int32_t), value :: c_offset_type
+      integer(c_int32_t), value :: c_index_type
+      integer(c_int32_t), value :: c_base
+      type(c_ptr), value :: c_row_offsets
+      type(c_ptr), intent(out) :: plan
+      integer(c_int32_t) :: status
+    end function spgemm_symbolic_op
 
     ! Writes C's m + 1 row offsets, in the type and base chosen at symbolic time.
     ! Errors: `SPGEMM_STATUS_NULL_POINTER`. Thread-safe.
@@ -820,6 +888,30 @@ module spgemm
       integer(c_int32_t) :: status
     end function spgemm_multiply
 
+    ! One-call product C = op_a(A) * op_b(B) (ops as in `spgemm_symbolic_op`) into arrays
+    ! owned by the library, as `spgemm_multiply` (MKL's `mkl_sparse_spmm` and
+    ! `mkl_sparse_sp2m` with `SPARSE_STAGE_FULL_MULT` take ops the same way). The transposes
+    ! are made for this product and freed with its plan before the call returns.
+    ! Errors: those of `spgemm_symbolic_op` and `spgemm_numeric`.
+    ! Calls on one handle are serialised; different handles run concurrently.
+    !
+    ! # Safety
+    ! `handle`, `a`, `b` are NULL or live; `c` is NULL or writable.
+    function spgemm_multiply_op(handle, op_a, a, op_b, b, c_offset_type, c_index_type, c_base, c) &
+        bind(C, name="spgemm_multiply_op") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: op_a
+      type(c_ptr), value :: a
+      integer(c_int32_t), value :: op_b
+      type(c_ptr), value :: b
+      integer(c_int32_t), value :: c_offset_type
+      integer(c_int32_t), value :: c_index_type
+      integer(c_int32_t), value :: c_base
+      type(c_ptr), intent(out) :: c
+      integer(c_int32_t) :: status
+    end function spgemm_multiply_op
+
     ! Numeric phase with C in device memory: fills C's m + 1 row offsets (when
     ! `c_row_offsets` is not NULL), nnz(C) column indices and, when `c_values` is not NULL,
     ! nnz(C) values, all in GPU memory (device 0, primary context: `cudaMalloc` of the CUDA
@@ -899,19 +991,23 @@ module spgemm
     ! Y = alpha * op(A) * X + beta * Y (SpMM; SpMV when k = 1).
     !
     ! - `a`: the CSR matrix A (any offset/index/value type and base), m x n, with values.
-    ! op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k) or A^T
-    ! (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k).
-    ! - `x`, `y`: the dense arrays X and Y, of A's value type (`float` or `double`), both in `layout`
+    ! op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k), A^T
+    ! (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k) or A^H
+    ! (`SPGEMM_OPERATION_CONJUGATE_TRANSPOSE`, shaped as A^T; A^T for real A).
+    ! - `x`, `y`: the dense arrays X and Y, of A's value type (`float`, `double`,
+    ! `float _Complex` or `double _Complex`), both in `layout`
     ! (`SPGEMM_LAYOUT_ROW_MAJOR`: entry (i, j) at `i * ld + j`, `ld >= k`;
     ! `SPGEMM_LAYOUT_COL_MAJOR`: entry (i, j) at `j * ld + i`, `ld >= max(1, rows)`), with
     ! leading dimensions `ldx`, `ldy`. They must not overlap. Entries between rows (or
     ! columns) beyond the leading dimension's used part are neither read nor written.
-    ! - `alpha`, `beta`: scalars (converted to `float` for float matrices); any value,
+    ! - `alpha`, `beta`: scalars (converted to `float` for float matrices; for complex ones
+    ! they are the real parts, see `spgemm_spmm_scaled` for complex scalars); any value,
     ! NaN included. BLAS conventions: `beta == 0` means Y is not read (NaN or garbage in Y
     ! is overwritten); `alpha == 0` means A and X are not read (X may then be NULL).
     ! - `k >= 0` columns (k = 0 does nothing; k = 1 is SpMV).
     ! - `analysis`: NULL, or an analysis of A from `spgemm_spmm_analysis_create`; used when
-    ! its op is `op` (its row partition and, for A^T, its transposed structure). A's values
+    ! its op has `op`'s structure (A; or A^T and A^H, which share one): its row partition
+    ! and, for a transpose, its transposed structure. A's values
     ! may change between calls; its structure must be the one analysed.
     !
     ! Determinism: each entry of Y is computed by one thread as `alpha * s + beta * y`, where
@@ -926,11 +1022,12 @@ module spgemm
     ! allocated on first use, reused, freed with the handle); if it cannot be allocated the
     ! product runs without it.
     !
-    ! Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A on the GPU
-    ! (A, X and Y are copied to the device and Y back; the analysis is not used there;
-    ! `SPGEMM_OPERATION_TRANSPOSE` gives `SPGEMM_STATUS_NOT_SUPPORTED`); `SPGEMM_BACKEND_AUTO`
-    ! uses the GPU when one is usable, op(A) = A and A has at least 2^20 entries, else the
-    ! CPU (always the CPU without a GPU); `SPGEMM_BACKEND_CPU` the CPU. GPU sums may differ
+    ! Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A for real values
+    ! on the GPU (A, X and Y are copied to the device and Y back; the analysis is not used
+    ! there; a transposed op or complex values give `SPGEMM_STATUS_NOT_SUPPORTED`, whether or
+    ! not a GPU is present); `SPGEMM_BACKEND_AUTO` uses the GPU when one is usable, the values
+    ! are real, op(A) = A and A has at least 2^20 entries, else the CPU (always the CPU
+    ! without a GPU); `SPGEMM_BACKEND_CPU` the CPU. GPU sums may differ
     ! in the last bits from the CPU's (other order). A device matrix
     ! (`spgemm_matrix_create_csr_device`) gives `SPGEMM_STATUS_NOT_SUPPORTED`.
     !
@@ -972,11 +1069,50 @@ module spgemm
       integer(c_int32_t) :: status
     end function spgemm_spmm
 
+    ! Y = alpha * op(A) * X + beta * Y as `spgemm_spmm`, with `alpha` and `beta` pointing to
+    ! one value each of A's value type (`float`, `double`, `float _Complex` or
+    ! `double _Complex`), as MKL's `mkl_sparse_?_mm` takes them; for complex A, op may be
+    ! `SPGEMM_OPERATION_CONJUGATE_TRANSPOSE` (A^H; for real A it is A^T). Every convention of
+    ! `spgemm_spmm` holds: `*beta == 0` (both parts) means Y is not read, `*alpha == 0` means
+    ! A and X are not read; results are bitwise identical whatever the thread count (complex
+    ! values use one row kernel: each entry of Y sums its row of op(A) in storage order, from
+    ! zero, with the textbook complex product, no fused operations). The analysis of an op
+    ! serves the other transposed op too (A^T and A^H share A^T's structure).
+    !
+    ! Backend: complex values and transposed ops are computed on the CPU;
+    ! `SPGEMM_BACKEND_CUDA` gives `SPGEMM_STATUS_NOT_SUPPORTED` for them whether or not a GPU is
+    ! present, `SPGEMM_BACKEND_AUTO` takes the CPU.
+    !
+    ! Errors: those of `spgemm_spmm`, and `SPGEMM_STATUS_NULL_POINTER` (alpha or beta NULL).
+    ! Calls on one handle are serialised; different handles run concurrently.
+    !
+    ! # Safety
+    ! As for `spgemm_spmm`; `alpha` and `beta` are NULL or point to a readable value of A's
+    ! value type.
+    function spgemm_spmm_scaled(handle, op, alpha, a, analysis, layout, k, x, ldx, beta, y, ldy) &
+        bind(C, name="spgemm_spmm_scaled") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: op
+      type(c_ptr), value :: alpha
+      type(c_ptr), value :: a
+      type(c_ptr), value :: analysis
+      integer(c_int32_t), value :: layout
+      integer(c_int64_t), value :: k
+      type(c_ptr), value :: x
+      integer(c_int64_t), value :: ldx
+      type(c_ptr), value :: beta
+      type(c_ptr), value :: y
+      integer(c_int64_t), value :: ldy
+      integer(c_int32_t) :: status
+    end function spgemm_spmm_scaled
+
     ! Analyses A for repeated `spgemm_spmm` calls with `op` (as MKL's `mkl_sparse_set_mm_hint`
     ! and `mkl_sparse_optimize` do): validates A fully once, stores a row partition balanced by
     ! nonzeros for the handle's thread count and a digest of A's structure, and for
-    ! `SPGEMM_OPERATION_TRANSPOSE` the structure of A^T (about 16 bytes per entry), so the
-    ! transposed product needs no temporary. `layout` and `k_hint` (expected number of
+    ! `SPGEMM_OPERATION_TRANSPOSE` or `_CONJUGATE_TRANSPOSE` the structure of A^T (about 16
+    ! bytes per entry; it serves both transposed ops), so the transposed product needs no
+    ! temporary. `layout` and `k_hint` (expected number of
     ! columns, 0 = unknown) describe the expected use. Optional: `spgemm_spmm` works without.
     !
     ! On success `*analysis` owns the object; release it with `spgemm_spmm_analysis_destroy`.

@@ -64,7 +64,7 @@ typedef int32_t spgemm_backend_t;
 // Integer type of row offsets or column indices. See `SPGEMM_INDEX_*`.
 typedef int32_t spgemm_index_type_t;
 
-// Floating-point type of values. See `SPGEMM_VALUE_*`.
+// Type of values: real or complex floating point. See `SPGEMM_VALUE_*`.
 typedef int32_t spgemm_value_type_t;
 
 // Index base: 0 (C) or 1 (Fortran).
@@ -73,7 +73,7 @@ typedef int32_t spgemm_index_base_t;
 // Where a matrix's arrays live. See `SPGEMM_MEMORY_*`.
 typedef int32_t spgemm_memory_t;
 
-// op(A) in SpMM. See `SPGEMM_OPERATION_*`.
+// op(A) in SpMM, op(A) and op(B) in SpGEMM. See `SPGEMM_OPERATION_*`.
 typedef int32_t spgemm_operation_t;
 
 // Storage order of the dense matrices X and Y. See `SPGEMM_LAYOUT_*`.
@@ -142,6 +142,13 @@ typedef int32_t spgemm_hbm_t;
 
 // `double`.
 #define SPGEMM_VALUE_FLOAT64 1
+
+// `float _Complex` (C99; real part then imaginary part, aligned as `float`), which is also
+// the layout of C++ `std::complex<float>` and Fortran `complex(c_float_complex)`.
+#define SPGEMM_VALUE_COMPLEX_FLOAT 2
+
+// `double _Complex` (C99), C++ `std::complex<double>`, Fortran `complex(c_double_complex)`.
+#define SPGEMM_VALUE_COMPLEX_DOUBLE 3
 
 // 0-based indices (C, C++).
 #define SPGEMM_INDEX_BASE_ZERO 0
@@ -214,8 +221,13 @@ typedef int32_t spgemm_hbm_t;
 // op(A) = A.
 #define SPGEMM_OPERATION_NON_TRANSPOSE 0
 
-// op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis).
+// op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis, or
+// in a plan for SpGEMM).
 #define SPGEMM_OPERATION_TRANSPOSE 1
+
+// op(A) = A^H, the conjugate transpose (A^T's structure, conjugated values; the same as
+// `SPGEMM_OPERATION_TRANSPOSE` for real values).
+#define SPGEMM_OPERATION_CONJUGATE_TRANSPOSE 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -403,8 +415,9 @@ spgemm_status_t spgemm_get_hybrid(spgemm_handle_t *handle, int32_t *enabled);
 // - `col_indices`: nnz = `row_offsets[nrows] - base` entries of `index_type`
 //   (`SPGEMM_INDEX_INT32` or `_INT64`), each in [base, base + ncols). Rows may be unsorted
 //   and may repeat a column (repeats are summed). May be NULL only when nnz = 0.
-// - `values`: nnz entries of `value_type` (`SPGEMM_VALUE_FLOAT32` or `_FLOAT64`), or NULL
-//   for a pattern-only matrix (structure-only products).
+// - `values`: nnz entries of `value_type` (`SPGEMM_VALUE_FLOAT32`, `_FLOAT64`,
+//   `_COMPLEX_FLOAT` or `_COMPLEX_DOUBLE`: C99 `float _Complex` / `double _Complex`, aligned
+//   as their real parts), or NULL for a pattern-only matrix (structure-only products).
 // - `base`: `SPGEMM_INDEX_BASE_ZERO` or `SPGEMM_INDEX_BASE_ONE` (Fortran).
 //
 // Contents are checked when the matrix is used (see `spgemm_set_validation`). On success
@@ -450,6 +463,8 @@ spgemm_status_t spgemm_matrix_create_csr(spgemm_matrix_t **matrix,
 // On the GPU the structure is checked on the device (validation of offsets and column
 // indices, whatever `spgemm_set_validation` says) before any kernel uses it; sizes of
 // 2^31 - 1 or more (rows, columns, nnz) give `SPGEMM_STATUS_NOT_SUPPORTED` there.
+// Complex value types may be described, but the GPU has no complex kernels: products with
+// such matrices give `SPGEMM_STATUS_NOT_SUPPORTED` (before any device is looked for).
 //
 // On success `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`
 // (the device arrays are untouched).
@@ -552,6 +567,46 @@ spgemm_status_t spgemm_symbolic(spgemm_handle_t *handle,
                                 void *c_row_offsets,
                                 spgemm_plan_t **plan);
 
+// Symbolic phase of C = op_a(A) * op_b(B), each op `SPGEMM_OPERATION_NON_TRANSPOSE` (A),
+// `SPGEMM_OPERATION_TRANSPOSE` (A^T) or `SPGEMM_OPERATION_CONJUGATE_TRANSPOSE` (A^H, the
+// same as A^T for real values), as MKL's `mkl_sparse_sp2m` takes them. Everything else is
+// as for `spgemm_symbolic`: op(A) is m x n, op(B) is n x k, C is m x k with the storage
+// chosen here, `*plan` reusable by `spgemm_numeric` and `spgemm_numeric_structure` with
+// new values of A and B (the same A and B as here, not their transposes).
+//
+// The plan keeps, for each transposed operand, its transposed structure in the operand's
+// own offset and index types with the position of each entry in the operand (about
+// nnz * (8 + index size) bytes); each numeric call first gathers the operand's current
+// values into a buffer the plan keeps (nnz values, conjugated for A^H), then multiplies
+// as for any plan: the cost of new values is one O(nnz) gather per transposed operand.
+// Validation, the structure checks of reused plans and the error messages concern A and B
+// as given. Results are bitwise identical for every thread count and algorithm: row j of
+// A^T lists its entries in increasing row of A (repeats in storage order).
+//
+// Transposed operands are computed on the CPU: `SPGEMM_BACKEND_AUTO` (and hybrid
+// products) take the CPU for them; `SPGEMM_BACKEND_CUDA` gives
+// `SPGEMM_STATUS_NOT_SUPPORTED` whether or not a GPU is present, as do device matrices
+// (`spgemm_matrix_create_csr_device`) with a transposed operand.
+//
+// Errors: those of `spgemm_symbolic`; `SPGEMM_STATUS_INVALID_VALUE` (op_a or op_b not an
+// `SPGEMM_OPERATION_*` code), `SPGEMM_STATUS_DIMENSION_MISMATCH` (op(A)'s columns differ
+// from op(B)'s rows), `SPGEMM_STATUS_INDEX_OVERFLOW` (a transposed operand's rows do not
+// fit its column index type), `SPGEMM_STATUS_NOT_SUPPORTED` (see above).
+// Calls on one handle are serialised; different handles run concurrently.
+//
+// # Safety
+// As for `spgemm_symbolic`.
+spgemm_status_t spgemm_symbolic_op(spgemm_handle_t *handle,
+                                   spgemm_operation_t op_a,
+                                   const spgemm_matrix_t *a,
+                                   spgemm_operation_t op_b,
+                                   const spgemm_matrix_t *b,
+                                   spgemm_index_type_t c_offset_type,
+                                   spgemm_index_type_t c_index_type,
+                                   spgemm_index_base_t c_base,
+                                   void *c_row_offsets,
+                                   spgemm_plan_t **plan);
+
 // Writes C's m + 1 row offsets, in the type and base chosen at symbolic time.
 // Errors: `SPGEMM_STATUS_NULL_POINTER`. Thread-safe.
 //
@@ -653,6 +708,25 @@ spgemm_status_t spgemm_multiply(spgemm_handle_t *handle,
                                 spgemm_index_base_t c_base,
                                 spgemm_matrix_t **c);
 
+// One-call product C = op_a(A) * op_b(B) (ops as in `spgemm_symbolic_op`) into arrays
+// owned by the library, as `spgemm_multiply` (MKL's `mkl_sparse_spmm` and
+// `mkl_sparse_sp2m` with `SPARSE_STAGE_FULL_MULT` take ops the same way). The transposes
+// are made for this product and freed with its plan before the call returns.
+// Errors: those of `spgemm_symbolic_op` and `spgemm_numeric`.
+// Calls on one handle are serialised; different handles run concurrently.
+//
+// # Safety
+// `handle`, `a`, `b` are NULL or live; `c` is NULL or writable.
+spgemm_status_t spgemm_multiply_op(spgemm_handle_t *handle,
+                                   spgemm_operation_t op_a,
+                                   const spgemm_matrix_t *a,
+                                   spgemm_operation_t op_b,
+                                   const spgemm_matrix_t *b,
+                                   spgemm_index_type_t c_offset_type,
+                                   spgemm_index_type_t c_index_type,
+                                   spgemm_index_base_t c_base,
+                                   spgemm_matrix_t **c);
+
 // Numeric phase with C in device memory: fills C's m + 1 row offsets (when
 // `c_row_offsets` is not NULL), nnz(C) column indices and, when `c_values` is not NULL,
 // nnz(C) values, all in GPU memory (device 0, primary context: `cudaMalloc` of the CUDA
@@ -714,19 +788,23 @@ spgemm_status_t spgemm_plan_info(const spgemm_plan_t *plan, void *buf, size_t le
 // Y = alpha * op(A) * X + beta * Y (SpMM; SpMV when k = 1).
 //
 // - `a`: the CSR matrix A (any offset/index/value type and base), m x n, with values.
-//   op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k) or A^T
-//   (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k).
-// - `x`, `y`: the dense arrays X and Y, of A's value type (`float` or `double`), both in `layout`
+//   op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k), A^T
+//   (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k) or A^H
+//   (`SPGEMM_OPERATION_CONJUGATE_TRANSPOSE`, shaped as A^T; A^T for real A).
+// - `x`, `y`: the dense arrays X and Y, of A's value type (`float`, `double`,
+//   `float _Complex` or `double _Complex`), both in `layout`
 //   (`SPGEMM_LAYOUT_ROW_MAJOR`: entry (i, j) at `i * ld + j`, `ld >= k`;
 //   `SPGEMM_LAYOUT_COL_MAJOR`: entry (i, j) at `j * ld + i`, `ld >= max(1, rows)`), with
 //   leading dimensions `ldx`, `ldy`. They must not overlap. Entries between rows (or
 //   columns) beyond the leading dimension's used part are neither read nor written.
-// - `alpha`, `beta`: scalars (converted to `float` for float matrices); any value,
+// - `alpha`, `beta`: scalars (converted to `float` for float matrices; for complex ones
+//   they are the real parts, see `spgemm_spmm_scaled` for complex scalars); any value,
 //   NaN included. BLAS conventions: `beta == 0` means Y is not read (NaN or garbage in Y
 //   is overwritten); `alpha == 0` means A and X are not read (X may then be NULL).
 // - `k >= 0` columns (k = 0 does nothing; k = 1 is SpMV).
 // - `analysis`: NULL, or an analysis of A from `spgemm_spmm_analysis_create`; used when
-//   its op is `op` (its row partition and, for A^T, its transposed structure). A's values
+//   its op has `op`'s structure (A; or A^T and A^H, which share one): its row partition
+//   and, for a transpose, its transposed structure. A's values
 //   may change between calls; its structure must be the one analysed.
 //
 // Determinism: each entry of Y is computed by one thread as `alpha * s + beta * y`, where
@@ -741,11 +819,12 @@ spgemm_status_t spgemm_plan_info(const spgemm_plan_t *plan, void *buf, size_t le
 // allocated on first use, reused, freed with the handle); if it cannot be allocated the
 // product runs without it.
 //
-// Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A on the GPU
-// (A, X and Y are copied to the device and Y back; the analysis is not used there;
-// `SPGEMM_OPERATION_TRANSPOSE` gives `SPGEMM_STATUS_NOT_SUPPORTED`); `SPGEMM_BACKEND_AUTO`
-// uses the GPU when one is usable, op(A) = A and A has at least 2^20 entries, else the
-// CPU (always the CPU without a GPU); `SPGEMM_BACKEND_CPU` the CPU. GPU sums may differ
+// Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A for real values
+// on the GPU (A, X and Y are copied to the device and Y back; the analysis is not used
+// there; a transposed op or complex values give `SPGEMM_STATUS_NOT_SUPPORTED`, whether or
+// not a GPU is present); `SPGEMM_BACKEND_AUTO` uses the GPU when one is usable, the values
+// are real, op(A) = A and A has at least 2^20 entries, else the CPU (always the CPU
+// without a GPU); `SPGEMM_BACKEND_CPU` the CPU. GPU sums may differ
 // in the last bits from the CPU's (other order). A device matrix
 // (`spgemm_matrix_create_csr_device`) gives `SPGEMM_STATUS_NOT_SUPPORTED`.
 //
@@ -782,11 +861,45 @@ spgemm_status_t spgemm_spmm(spgemm_handle_t *handle,
                             void *y,
                             int64_t ldy);
 
+// Y = alpha * op(A) * X + beta * Y as `spgemm_spmm`, with `alpha` and `beta` pointing to
+// one value each of A's value type (`float`, `double`, `float _Complex` or
+// `double _Complex`), as MKL's `mkl_sparse_?_mm` takes them; for complex A, op may be
+// `SPGEMM_OPERATION_CONJUGATE_TRANSPOSE` (A^H; for real A it is A^T). Every convention of
+// `spgemm_spmm` holds: `*beta == 0` (both parts) means Y is not read, `*alpha == 0` means
+// A and X are not read; results are bitwise identical whatever the thread count (complex
+// values use one row kernel: each entry of Y sums its row of op(A) in storage order, from
+// zero, with the textbook complex product, no fused operations). The analysis of an op
+// serves the other transposed op too (A^T and A^H share A^T's structure).
+//
+// Backend: complex values and transposed ops are computed on the CPU;
+// `SPGEMM_BACKEND_CUDA` gives `SPGEMM_STATUS_NOT_SUPPORTED` for them whether or not a GPU is
+// present, `SPGEMM_BACKEND_AUTO` takes the CPU.
+//
+// Errors: those of `spgemm_spmm`, and `SPGEMM_STATUS_NULL_POINTER` (alpha or beta NULL).
+// Calls on one handle are serialised; different handles run concurrently.
+//
+// # Safety
+// As for `spgemm_spmm`; `alpha` and `beta` are NULL or point to a readable value of A's
+// value type.
+spgemm_status_t spgemm_spmm_scaled(spgemm_handle_t *handle,
+                                   spgemm_operation_t op,
+                                   const void *alpha,
+                                   const spgemm_matrix_t *a,
+                                   const spgemm_spmm_analysis_t *analysis,
+                                   spgemm_layout_t layout,
+                                   int64_t k,
+                                   const void *x,
+                                   int64_t ldx,
+                                   const void *beta,
+                                   void *y,
+                                   int64_t ldy);
+
 // Analyses A for repeated `spgemm_spmm` calls with `op` (as MKL's `mkl_sparse_set_mm_hint`
 // and `mkl_sparse_optimize` do): validates A fully once, stores a row partition balanced by
 // nonzeros for the handle's thread count and a digest of A's structure, and for
-// `SPGEMM_OPERATION_TRANSPOSE` the structure of A^T (about 16 bytes per entry), so the
-// transposed product needs no temporary. `layout` and `k_hint` (expected number of
+// `SPGEMM_OPERATION_TRANSPOSE` or `_CONJUGATE_TRANSPOSE` the structure of A^T (about 16
+// bytes per entry; it serves both transposed ops), so the transposed product needs no
+// temporary. `layout` and `k_hint` (expected number of
 // columns, 0 = unknown) describe the expected use. Optional: `spgemm_spmm` works without.
 //
 // On success `*analysis` owns the object; release it with `spgemm_spmm_analysis_destroy`.

@@ -5,13 +5,17 @@
 // - A failing call throws spgemm::error, which carries the status code and the library's
 //   message naming the offending argument and index.
 // - Array types are deduced: int32_t / int64_t / size_t offsets, int32_t / int64_t column
-//   indices, float / double values. Nothing is copied: a matrix describes caller memory,
-//   which must outlive it.
+//   indices, float / double / std::complex<float> / std::complex<double> values (the
+//   complex ones have the layout of C99 float _Complex / double _Complex). Nothing is
+//   copied: a matrix describes caller memory, which must outlive it.
+// - Products take op(A) and op(B) (spgemm::operation: A, A^T or A^H); spgemm::spmm
+//   computes Y = alpha * op(A) * X + beta * Y with alpha and beta of the matrix's type.
 //
 // Link as for the C API (pkg-config --libs spgemm, or CMake target spgemm::spgemm).
 #ifndef SPGEMM_HPP
 #define SPGEMM_HPP
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -37,6 +41,19 @@ private:
 enum class index_base : spgemm_index_base_t {
     zero = SPGEMM_INDEX_BASE_ZERO,  // C, C++
     one = SPGEMM_INDEX_BASE_ONE,    // Fortran
+};
+
+// op(A) of a product: A, its transpose, or its conjugate transpose (A^T for real values).
+enum class operation : spgemm_operation_t {
+    non_transpose = SPGEMM_OPERATION_NON_TRANSPOSE,
+    transpose = SPGEMM_OPERATION_TRANSPOSE,
+    conjugate_transpose = SPGEMM_OPERATION_CONJUGATE_TRANSPOSE,
+};
+
+// Storage order of the dense X and Y of spgemm::spmm.
+enum class layout : spgemm_layout_t {
+    row_major = SPGEMM_LAYOUT_ROW_MAJOR,  // entry (i, j) at i * ld + j
+    col_major = SPGEMM_LAYOUT_COL_MAJOR,  // entry (i, j) at j * ld + i
 };
 
 namespace detail {
@@ -77,8 +94,13 @@ template <class T> constexpr spgemm_value_type_t value_code() {
         return SPGEMM_VALUE_FLOAT32;
     } else if constexpr (std::is_same_v<U, double>) {
         return SPGEMM_VALUE_FLOAT64;
+    } else if constexpr (std::is_same_v<U, std::complex<float>>) {
+        return SPGEMM_VALUE_COMPLEX_FLOAT;
+    } else if constexpr (std::is_same_v<U, std::complex<double>>) {
+        return SPGEMM_VALUE_COMPLEX_DOUBLE;
     } else {
-        static_assert(always_false<T>::value, "values must be float or double");
+        static_assert(always_false<T>::value,
+                      "values must be float, double, std::complex<float> or std::complex<double>");
         return -1;
     }
 }
@@ -201,6 +223,19 @@ public:
                       h.get(), "spgemm_multiply");
         return matrix(c);
     }
+    // One-call product C = op_a(A) * op_b(B) into library-owned arrays.
+    template <class COffset, class CIndex>
+    static matrix multiply(handle &h, operation op_a, const matrix &a, operation op_b,
+                           const matrix &b, index_base c_base = index_base::zero) {
+        spgemm_matrix_t *c = nullptr;
+        detail::check(spgemm_multiply_op(h.get(), static_cast<spgemm_operation_t>(op_a), a.get(),
+                                         static_cast<spgemm_operation_t>(op_b), b.get(),
+                                         detail::index_code<COffset>(),
+                                         detail::index_code<CIndex>(),
+                                         static_cast<spgemm_index_base_t>(c_base), &c),
+                      h.get(), "spgemm_multiply_op");
+        return matrix(c);
+    }
 
 private:
     explicit matrix(spgemm_matrix_t *m) : p_(m) {}
@@ -222,6 +257,22 @@ public:
                                       static_cast<spgemm_index_base_t>(c_base), c_row_offsets,
                                       &p),
                       h.get(), "spgemm_symbolic");
+        return plan(p);
+    }
+    // Symbolic phase of C = op_a(A) * op_b(B) (the plan keeps the transposes; numeric()
+    // takes the same A and B, with new values when they change).
+    template <class CIndex, class COffset>
+    static plan symbolic(handle &h, operation op_a, const matrix &a, operation op_b,
+                         const matrix &b, COffset *c_row_offsets,
+                         index_base c_base = index_base::zero) {
+        spgemm_plan_t *p = nullptr;
+        detail::check(spgemm_symbolic_op(h.get(), static_cast<spgemm_operation_t>(op_a), a.get(),
+                                         static_cast<spgemm_operation_t>(op_b), b.get(),
+                                         detail::index_code<COffset>(),
+                                         detail::index_code<CIndex>(),
+                                         static_cast<spgemm_index_base_t>(c_base),
+                                         c_row_offsets, &p),
+                      h.get(), "spgemm_symbolic_op");
         return plan(p);
     }
 
@@ -260,6 +311,22 @@ private:
     explicit plan(spgemm_plan_t *p) : p_(p) {}
     std::unique_ptr<spgemm_plan_t, detail::plan_deleter> p_;
 };
+
+// Y = alpha * op(A) * X + beta * Y (spgemm_spmm_scaled): X and Y dense in `order` with
+// leading dimensions ldx and ldy, k columns; Value must be the matrix's value type (else
+// spgemm::error with SPGEMM_STATUS_TYPE_MISMATCH). beta == 0 means Y is not read.
+template <class Value>
+void spmm(handle &h, operation op, Value alpha, const matrix &a, layout order, std::int64_t k,
+          const Value *x, std::int64_t ldx, Value beta, Value *y, std::int64_t ldy) {
+    if (a.info().value_type != detail::value_code<Value>()) {
+        throw error(SPGEMM_STATUS_TYPE_MISMATCH,
+                    "spgemm::spmm: alpha, beta, X and Y must have the matrix's value type");
+    }
+    detail::check(spgemm_spmm_scaled(h.get(), static_cast<spgemm_operation_t>(op), &alpha,
+                                     a.get(), nullptr, static_cast<spgemm_layout_t>(order), k, x,
+                                     ldx, &beta, y, ldy),
+                  h.get(), "spgemm_spmm_scaled");
+}
 
 }  // namespace spgemm
 

@@ -35,16 +35,34 @@ pub use crate::platform::workers::{MAX_THREADS, PROC_BIND_ENV, default_threads};
 
 use crate::error::Result;
 use crate::exec;
+use crate::types::AnyScalar;
 
 /// Symbolic phase: the structure of C = A*B, as a reusable plan.
 pub fn symbolic(h: &Handle, a: &AnyCsr<'_>, b: &AnyCsr<'_>, format: OutputFormat) -> Result<Plan> {
+    symbolic_op(h, Op::NonTranspose, a, Op::NonTranspose, b, format)
+}
+
+/// Symbolic phase of C = op_a(A) * op_b(B) (each op A, A^T or A^H), as a reusable plan:
+/// the plan keeps the transposed structure of each transposed operand (with the
+/// permutation of its entries), so [`numeric`] with new values of A or B costs one
+/// gather of their values on top of the product. Validation and the plan's structure
+/// checks concern A and B as given. Transposed operands and complex values run on the
+/// CPU (`NotSupported` under [`Backend::Cuda`]).
+pub fn symbolic_op(
+    h: &Handle,
+    op_a: Op,
+    a: &AnyCsr<'_>,
+    op_b: Op,
+    b: &AnyCsr<'_>,
+    format: OutputFormat,
+) -> Result<Plan> {
     h.guarded(&[("A", a), ("B", b)], || {
-        exec::symbolic(h.engine(), &h.options, a, b, format)
+        exec::symbolic(h.engine(), &h.options, (op_a, a), (op_b, b), format)
     })
 }
 
 /// Numeric phase: fills C's column indices and (if `vals` is given) values. Calling it
-/// again after A's or B's values changed reuses the plan.
+/// again after A's or B's values changed reuses the plan, whatever its ops.
 pub fn numeric(
     h: &Handle,
     plan: &Plan,
@@ -76,7 +94,19 @@ pub fn multiply(
     b: &AnyCsr<'_>,
     format: OutputFormat,
 ) -> Result<OwnedCsr> {
-    let plan = symbolic(h, a, b, format)?;
+    multiply_op(h, Op::NonTranspose, a, Op::NonTranspose, b, format)
+}
+
+/// One-call product C = op_a(A) * op_b(B) into library-owned arrays.
+pub fn multiply_op(
+    h: &Handle,
+    op_a: Op,
+    a: &AnyCsr<'_>,
+    op_b: Op,
+    b: &AnyCsr<'_>,
+    format: OutputFormat,
+) -> Result<OwnedCsr> {
+    let plan = symbolic_op(h, op_a, a, op_b, b, format)?;
     numeric_owned(h, &plan, a, b)
 }
 
@@ -141,7 +171,8 @@ pub fn numeric_device(
     })
 }
 
-/// Y = alpha * op(A) * X + beta * Y (see [`exec::spmm`]).
+/// Y = alpha * op(A) * X + beta * Y (see [`exec::spmm`]), alpha and beta converted to A's
+/// value type (a complex type takes them as real parts).
 pub fn spmm(
     h: &Handle,
     op: Op,
@@ -149,6 +180,22 @@ pub fn spmm(
     a: &AnyCsr<'_>,
     analysis: Option<&SpmmAnalysis>,
     beta: f64,
+    d: DenseArgs<'_>,
+) -> Result<()> {
+    let alpha = AnyScalar::from_f64(a.value_type, alpha);
+    let beta = AnyScalar::from_f64(a.value_type, beta);
+    spmm_scaled(h, op, alpha, a, analysis, beta, d)
+}
+
+/// Y = alpha * op(A) * X + beta * Y with alpha and beta of A's value type (complex ones
+/// for complex A; else `TypeMismatch`).
+pub fn spmm_scaled(
+    h: &Handle,
+    op: Op,
+    alpha: AnyScalar,
+    a: &AnyCsr<'_>,
+    analysis: Option<&SpmmAnalysis>,
+    beta: AnyScalar,
     d: DenseArgs<'_>,
 ) -> Result<()> {
     h.guarded(&[("A", a)], || {

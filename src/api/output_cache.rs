@@ -25,6 +25,7 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::platform::alloc::try_filled;
+use crate::types::{Complex32, Complex64};
 
 /// Default bound on the bytes a handle keeps for recycling.
 pub(crate) const DEFAULT_LIMIT_BYTES: usize = 1 << 30;
@@ -39,6 +40,8 @@ pub(crate) enum Cached {
     U64(Vec<u64>),
     F32(Vec<f32>),
     F64(Vec<f64>),
+    C32(Vec<Complex32>),
+    C64(Vec<Complex64>),
 }
 
 impl Cached {
@@ -49,6 +52,8 @@ impl Cached {
             Cached::U64(v) => v.capacity() * 8,
             Cached::F32(v) => v.capacity() * 4,
             Cached::F64(v) => v.capacity() * 8,
+            Cached::C32(v) => v.capacity() * 8,
+            Cached::C64(v) => v.capacity() * 16,
         }
     }
 }
@@ -80,6 +85,8 @@ recyclable!(i64, I64);
 recyclable!(u64, U64);
 recyclable!(f32, F32);
 recyclable!(f64, F64);
+recyclable!(Complex32, C32);
+recyclable!(Complex64, C64);
 
 #[derive(Default)]
 struct Shelf {

@@ -8,7 +8,7 @@ use crate::common::csr::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
 use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
 use crate::error::Result;
 use crate::platform::alloc::try_filled;
-use crate::types::{IndexType, ValueType};
+use crate::types::{Complex32, Complex64, IndexType, Scalar, ValueType};
 
 /// Library-owned arrays of a CSR matrix.
 pub enum OffsetVec {
@@ -23,6 +23,8 @@ pub enum IndexVec {
 pub enum ValueVec {
     F32(Vec<f32>),
     F64(Vec<f64>),
+    C32(Vec<Complex32>),
+    C64(Vec<Complex64>),
 }
 
 /// A CSR matrix whose arrays belong to the library (result of the one-call product).
@@ -55,6 +57,8 @@ impl Drop for OwnedCsr {
         match self.values.take() {
             Some(ValueVec::F32(v)) => cache.give(v),
             Some(ValueVec::F64(v)) => cache.give(v),
+            Some(ValueVec::C32(v)) => cache.give(v),
+            Some(ValueVec::C64(v)) => cache.give(v),
             None => {}
         }
     }
@@ -127,6 +131,8 @@ impl ValueVec {
         Ok(match t {
             ValueType::Float32 => ValueVec::F32(try_filled(len, 0.0, "values of C")?),
             ValueType::Float64 => ValueVec::F64(try_filled(len, 0.0, "values of C")?),
+            ValueType::Complex32 => ValueVec::C32(try_filled(len, Complex32::ZERO, "values of C")?),
+            ValueType::Complex64 => ValueVec::C64(try_filled(len, Complex64::ZERO, "values of C")?),
         })
     }
     /// `len` values from `cache` (old numbers when recycled: the caller overwrites all).
@@ -135,18 +141,24 @@ impl ValueVec {
         Ok(match t {
             ValueType::Float32 => ValueVec::F32(cache.take(len, W)?),
             ValueType::Float64 => ValueVec::F64(cache.take(len, W)?),
+            ValueType::Complex32 => ValueVec::C32(cache.take(len, W)?),
+            ValueType::Complex64 => ValueVec::C64(cache.take(len, W)?),
         })
     }
     pub fn as_mut(&mut self) -> ValueSliceMut<'_> {
         match self {
             ValueVec::F32(v) => ValueSliceMut::F32(v),
             ValueVec::F64(v) => ValueSliceMut::F64(v),
+            ValueVec::C32(v) => ValueSliceMut::C32(v),
+            ValueVec::C64(v) => ValueSliceMut::C64(v),
         }
     }
     pub fn as_slice(&self) -> ValueSlice<'_> {
         match self {
             ValueVec::F32(v) => ValueSlice::F32(v),
             ValueVec::F64(v) => ValueSlice::F64(v),
+            ValueVec::C32(v) => ValueSlice::C32(v),
+            ValueVec::C64(v) => ValueSlice::C64(v),
         }
     }
 }

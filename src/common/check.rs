@@ -26,6 +26,7 @@ pub fn shape_of<O: Idx, I: Idx, V: Scalar>(
         sig: sig_of::<O, I, V>(),
         a_nrows: a.nrows(),
         a_ncols: a.ncols(),
+        b_nrows: b.nrows(),
         b_ncols: b.ncols(),
         a_nnz: a.nnz(),
         b_nnz: b.nnz(),
@@ -53,6 +54,36 @@ pub fn check_product<O: Idx, I: Idx, V: Scalar>(
         );
     }
     check_format(format, b.ncols())
+}
+
+/// op(A)*op(B) is defined (op(A)'s columns equal op(B)'s rows) and C's format can hold
+/// its columns; the message names the shapes op gives A and B.
+pub fn check_product_op<O: Idx, I: Idx, V: Scalar>(
+    (op_a, a): (Op, &CsrRef<'_, O, I, V>),
+    (op_b, b): (Op, &CsrRef<'_, O, I, V>),
+    format: &OutputFormat,
+) -> Result<()> {
+    if op_a == Op::NonTranspose && op_b == Op::NonTranspose {
+        return check_product(a, b, format);
+    }
+    let (am, an) = op_a.shape(a.nrows(), a.ncols());
+    let (bm, bn) = op_b.shape(b.nrows(), b.ncols());
+    if an != bm {
+        return err(
+            Status::DimensionMismatch,
+            format!(
+                "op(A) = {} is {am} x {an} but op(B) = {} is {bm} x {bn} (A is {} x {}, B is \
+                 {} x {}): op(A)'s columns must equal op(B)'s rows",
+                op_a.of("A"),
+                op_b.of("B"),
+                a.nrows(),
+                a.ncols(),
+                b.nrows(),
+                b.ncols()
+            ),
+        );
+    }
+    check_format(format, bn)
 }
 
 /// C's format is valid and its column indices can address `k` columns.
@@ -111,7 +142,7 @@ pub fn check_shape(plan: &InputShape, now: &InputShape) -> Result<()> {
         let d = |s: &InputShape| {
             format!(
                 "A {}x{} nnz {} base {}, B {}x{} nnz {} base {}",
-                s.a_nrows, s.a_ncols, s.a_nnz, s.a_base, s.a_ncols, s.b_ncols, s.b_nnz, s.b_base
+                s.a_nrows, s.a_ncols, s.a_nnz, s.a_base, s.b_nrows, s.b_ncols, s.b_nnz, s.b_base
             )
         };
         return err(
@@ -232,10 +263,8 @@ pub fn value_slice<'o, 'a, V: Scalar + FromAny<'a>>(
 
 /// Rows of X and of Y for op(A) with A of shape `nrows` x `ncols`.
 pub fn operand_rows(op: Op, nrows: usize, ncols: usize) -> (usize, usize) {
-    match op {
-        Op::NonTranspose => (ncols, nrows),
-        Op::Transpose => (nrows, ncols),
-    }
+    let (m, n) = op.shape(nrows, ncols);
+    (n, m)
 }
 
 /// Checks the leading dimension of a dense operand (`name`: "X" or "Y") of `rows` x `k`

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::common::slices::ValueSliceMut;
 use crate::error::{Error, Result, Status, err};
 use crate::platform::isa::Isa;
-use crate::types::{Idx, IndexType, Scalar, ValueType};
+use crate::types::{Complex32, Complex64, Idx, IndexType, Scalar, ValueType};
 
 /// A CSR matrix over caller memory. `base` is 0 (C) or 1 (Fortran): stored offsets and
 /// column indices are `base` larger than the 0-based positions they denote.
@@ -174,6 +174,19 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
         raw.to_usize().wrapping_sub(self.base)
     }
 
+    /// The structure alone (no values), as the one value type every value type's symbolic
+    /// phase is instantiated for.
+    pub fn pattern(&self) -> CsrRef<'a, O, I, Pattern> {
+        CsrRef {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            base: self.base,
+            row_offsets: self.row_offsets,
+            col_indices: self.col_indices,
+            values: None,
+        }
+    }
+
     /// Rows `0..r` as a matrix of their own (same arrays, shorter): the CPU's part of a
     /// hybrid product. An offset out of range (validation off) is an error.
     pub fn top_rows(&self, r: usize) -> Result<CsrRef<'a, O, I, V>> {
@@ -292,6 +305,30 @@ pub enum IndexSlice<'a> {
 pub enum ValueSlice<'a> {
     F32(&'a [f32]),
     F64(&'a [f64]),
+    C32(&'a [Complex32]),
+    C64(&'a [Complex64]),
+}
+
+impl ValueSlice<'_> {
+    pub fn kind(&self) -> ValueType {
+        match self {
+            ValueSlice::F32(_) => ValueType::Float32,
+            ValueSlice::F64(_) => ValueType::Float64,
+            ValueSlice::C32(_) => ValueType::Complex32,
+            ValueSlice::C64(_) => ValueType::Complex64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            ValueSlice::F32(v) => v.len(),
+            ValueSlice::F64(v) => v.len(),
+            ValueSlice::C32(v) => v.len(),
+            ValueSlice::C64(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl OffsetSlice<'_> {
@@ -370,38 +407,30 @@ impl<'a> FromAny<'a> for u64 {
         }
     }
 }
-impl<'a> FromAny<'a> for f32 {
-    fn from_values(s: ValueSlice<'a>) -> Option<&'a [f32]> {
-        if let ValueSlice::F32(x) = s {
-            Some(x)
-        } else {
-            None
+macro_rules! from_any_values {
+    ($t:ty, $var:ident) => {
+        impl<'a> FromAny<'a> for $t {
+            fn from_values(s: ValueSlice<'a>) -> Option<&'a [$t]> {
+                if let ValueSlice::$var(x) = s {
+                    Some(x)
+                } else {
+                    None
+                }
+            }
+            fn from_values_mut(s: ValueSliceMut<'_>) -> Option<&mut [$t]> {
+                if let ValueSliceMut::$var(x) = s {
+                    Some(x)
+                } else {
+                    None
+                }
+            }
         }
-    }
-    fn from_values_mut(s: ValueSliceMut<'_>) -> Option<&mut [f32]> {
-        if let ValueSliceMut::F32(x) = s {
-            Some(x)
-        } else {
-            None
-        }
-    }
+    };
 }
-impl<'a> FromAny<'a> for f64 {
-    fn from_values(s: ValueSlice<'a>) -> Option<&'a [f64]> {
-        if let ValueSlice::F64(x) = s {
-            Some(x)
-        } else {
-            None
-        }
-    }
-    fn from_values_mut(s: ValueSliceMut<'_>) -> Option<&mut [f64]> {
-        if let ValueSliceMut::F64(x) = s {
-            Some(x)
-        } else {
-            None
-        }
-    }
-}
+from_any_values!(f32, F32);
+from_any_values!(f64, F64);
+from_any_values!(Complex32, C32);
+from_any_values!(Complex64, C64);
 
 /// A type-erased CSR matrix: what a C descriptor denotes. `values` is `None` for a
 /// pattern-only matrix; `value_type` is still declared so results have a type.
@@ -467,6 +496,31 @@ impl<'a> AnyCsr<'a> {
         CsrRef::new(self.nrows, self.ncols, self.base, offs, cols, vals)
     }
 
+    /// The structure as a typed view without values (see [`CsrRef::pattern`]); errors if
+    /// the offset and index types are not `O, I`, and on value arrays of another type or
+    /// length, as [`Self::typed`] does.
+    pub fn typed_pattern<O, I>(&self) -> Result<CsrRef<'a, O, I, Pattern>>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+    {
+        let mismatch = || Error::new(Status::TypeMismatch, format!("matrix has {}", self.sig()));
+        let offs = O::from_offsets(self.offsets).ok_or_else(mismatch)?;
+        let cols = I::from_indices(self.indices).ok_or_else(mismatch)?;
+        if let Some(v) = self.values {
+            if v.kind() != self.value_type {
+                return Err(mismatch());
+            }
+            if v.len() != cols.len() {
+                return err(
+                    Status::InvalidStructure,
+                    format!("{} values for {} column indices", v.len(), cols.len()),
+                );
+            }
+        }
+        CsrRef::new(self.nrows, self.ncols, self.base, offs, cols, None)
+    }
+
     /// Number of stored entries, from the last row offset (used by the ABI to size slices).
     pub fn nnz(&self) -> usize {
         match self.indices {
@@ -487,6 +541,26 @@ pub trait PairOp {
         V: Scalar + FromAny<'a>;
 }
 
+/// The value type of the views [`PatternPairOp`] gets: their values are `None`, so the
+/// type only fills the parameter (one instantiation for every value type).
+pub type Pattern = f64;
+
+/// A generic operation on the structure of two matrices of one type signature (the
+/// symbolic phase): values are not read, so it is instantiated once per offset and index
+/// type pair, not once per value type as well; `sig` is the matrices' full signature.
+pub trait PatternPairOp {
+    type Out;
+    fn call<'a, O, I>(
+        self,
+        a: CsrRef<'a, O, I, Pattern>,
+        b: CsrRef<'a, O, I, Pattern>,
+        sig: TypeSig,
+    ) -> Result<Self::Out>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>;
+}
+
 /// A generic operation on one matrix.
 pub trait OneOp {
     type Out;
@@ -497,21 +571,77 @@ pub trait OneOp {
         V: Scalar + FromAny<'a>;
 }
 
+/// Calls `$mac!(O, I)` for the offset and index types of `$sig` (size_t column indices
+/// are an error).
+macro_rules! for_each_index_pair {
+    ($sig:expr, $mac:ident) => {
+        match ($sig.offsets, $sig.indices) {
+            (IndexType::Int32, IndexType::Int32) => $mac!(i32, i32),
+            (IndexType::Int32, IndexType::Int64) => $mac!(i32, i64),
+            (IndexType::Int64, IndexType::Int32) => $mac!(i64, i32),
+            (IndexType::Int64, IndexType::Int64) => $mac!(i64, i64),
+            (IndexType::SizeT, IndexType::Int32) => $mac!(u64, i32),
+            (IndexType::SizeT, IndexType::Int64) => $mac!(u64, i64),
+            (_, IndexType::SizeT) => err(
+                Status::TypeMismatch,
+                "size_t column indices are not supported (use int32 or int64)",
+            ),
+        }
+    };
+}
+
+/// Calls `$mac!(O, I, V)` for the types of `$sig`.
 macro_rules! for_each_sig {
     ($sig:expr, $mac:ident) => {
         match ($sig.offsets, $sig.indices, $sig.values) {
             (IndexType::Int32, IndexType::Int32, ValueType::Float32) => $mac!(i32, i32, f32),
             (IndexType::Int32, IndexType::Int32, ValueType::Float64) => $mac!(i32, i32, f64),
+            (IndexType::Int32, IndexType::Int32, ValueType::Complex32) => {
+                $mac!(i32, i32, Complex32)
+            }
+            (IndexType::Int32, IndexType::Int32, ValueType::Complex64) => {
+                $mac!(i32, i32, Complex64)
+            }
             (IndexType::Int32, IndexType::Int64, ValueType::Float32) => $mac!(i32, i64, f32),
             (IndexType::Int32, IndexType::Int64, ValueType::Float64) => $mac!(i32, i64, f64),
+            (IndexType::Int32, IndexType::Int64, ValueType::Complex32) => {
+                $mac!(i32, i64, Complex32)
+            }
+            (IndexType::Int32, IndexType::Int64, ValueType::Complex64) => {
+                $mac!(i32, i64, Complex64)
+            }
             (IndexType::Int64, IndexType::Int32, ValueType::Float32) => $mac!(i64, i32, f32),
             (IndexType::Int64, IndexType::Int32, ValueType::Float64) => $mac!(i64, i32, f64),
+            (IndexType::Int64, IndexType::Int32, ValueType::Complex32) => {
+                $mac!(i64, i32, Complex32)
+            }
+            (IndexType::Int64, IndexType::Int32, ValueType::Complex64) => {
+                $mac!(i64, i32, Complex64)
+            }
             (IndexType::Int64, IndexType::Int64, ValueType::Float32) => $mac!(i64, i64, f32),
             (IndexType::Int64, IndexType::Int64, ValueType::Float64) => $mac!(i64, i64, f64),
+            (IndexType::Int64, IndexType::Int64, ValueType::Complex32) => {
+                $mac!(i64, i64, Complex32)
+            }
+            (IndexType::Int64, IndexType::Int64, ValueType::Complex64) => {
+                $mac!(i64, i64, Complex64)
+            }
             (IndexType::SizeT, IndexType::Int32, ValueType::Float32) => $mac!(u64, i32, f32),
             (IndexType::SizeT, IndexType::Int32, ValueType::Float64) => $mac!(u64, i32, f64),
+            (IndexType::SizeT, IndexType::Int32, ValueType::Complex32) => {
+                $mac!(u64, i32, Complex32)
+            }
+            (IndexType::SizeT, IndexType::Int32, ValueType::Complex64) => {
+                $mac!(u64, i32, Complex64)
+            }
             (IndexType::SizeT, IndexType::Int64, ValueType::Float32) => $mac!(u64, i64, f32),
             (IndexType::SizeT, IndexType::Int64, ValueType::Float64) => $mac!(u64, i64, f64),
+            (IndexType::SizeT, IndexType::Int64, ValueType::Complex32) => {
+                $mac!(u64, i64, Complex32)
+            }
+            (IndexType::SizeT, IndexType::Int64, ValueType::Complex64) => {
+                $mac!(u64, i64, Complex64)
+            }
             (_, IndexType::SizeT, _) => err(
                 Status::TypeMismatch,
                 "size_t column indices are not supported (use int32 or int64)",
@@ -538,6 +668,31 @@ pub fn dispatch_pair<'a, F: PairOp>(a: &AnyCsr<'a>, b: &AnyCsr<'a>, op: F) -> Re
         }};
     }
     for_each_sig!(sa, go)
+}
+
+/// Calls `op` with typed views of the structures of `a` and `b` (no values), which must
+/// share one type signature (checked as [`dispatch_pair`] does).
+pub fn dispatch_pattern_pair<'a, F: PatternPairOp>(
+    a: &AnyCsr<'a>,
+    b: &AnyCsr<'a>,
+    op: F,
+) -> Result<F::Out> {
+    let sa = a.sig();
+    let sb = b.sig();
+    if sa != sb {
+        return err(
+            Status::TypeMismatch,
+            format!("A has {sa} but B has {sb}; A and B must use the same types"),
+        );
+    }
+    macro_rules! go {
+        ($o:ty, $i:ty) => {{
+            let ta = a.typed_pattern::<$o, $i>().map_err(|e| prefix("A", e))?;
+            let tb = b.typed_pattern::<$o, $i>().map_err(|e| prefix("B", e))?;
+            op.call(ta, tb, sa)
+        }};
+    }
+    for_each_index_pair!(sa, go)
 }
 
 /// Calls `op` with a typed view of `a`.

@@ -97,6 +97,7 @@ pub fn shape_of(a: &DeviceCsr, b: &DeviceCsr) -> InputShape {
         sig: a.sig(),
         a_nrows: a.nrows,
         a_ncols: a.ncols,
+        b_nrows: b.nrows,
         b_ncols: b.ncols,
         a_nnz: a.nnz,
         b_nnz: b.nnz,

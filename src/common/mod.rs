@@ -9,3 +9,4 @@ pub mod device;
 pub mod options;
 pub mod slices;
 pub mod split;
+pub mod transpose;

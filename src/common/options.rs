@@ -116,6 +116,7 @@ pub struct InputShape {
     pub sig: TypeSig,
     pub a_nrows: usize,
     pub a_ncols: usize,
+    pub b_nrows: usize,
     pub b_ncols: usize,
     pub a_nnz: usize,
     pub b_nnz: usize,
@@ -132,11 +133,14 @@ pub enum Layout {
     ColMajor = 1,
 }
 
-/// op(A) (codes as in the header's `SPGEMM_OPERATION_*`).
+/// op(A) of SpMM, op(A) and op(B) of SpGEMM (codes as in the header's
+/// `SPGEMM_OPERATION_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     NonTranspose = 0,
     Transpose = 1,
+    /// A^H, the conjugate transpose (A^T for real values).
+    ConjugateTranspose = 2,
 }
 
 impl Op {
@@ -144,7 +148,28 @@ impl Op {
         match code {
             0 => Some(Op::NonTranspose),
             1 => Some(Op::Transpose),
+            2 => Some(Op::ConjugateTranspose),
             _ => None,
+        }
+    }
+    /// Whether op(A) is a transpose (plain or conjugate): they share A^T's structure.
+    pub fn transposes(self) -> bool {
+        self != Op::NonTranspose
+    }
+    /// Rows and columns of op(A) for A of `nrows` x `ncols`.
+    pub fn shape(self, nrows: usize, ncols: usize) -> (usize, usize) {
+        if self.transposes() {
+            (ncols, nrows)
+        } else {
+            (nrows, ncols)
+        }
+    }
+    /// op applied to a matrix named `m`, for messages ("A", "A^T", "A^H").
+    pub fn of(self, m: &str) -> String {
+        match self {
+            Op::NonTranspose => m.to_string(),
+            Op::Transpose => format!("{m}^T"),
+            Op::ConjugateTranspose => format!("{m}^H"),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Mutable views of the caller's arrays for C (the primary output path), one variant per
 //! element type; the kernels recover the typed slice.
 
-use crate::types::{IndexType, ValueType};
+use crate::types::{Complex32, Complex64, IndexType, ValueType};
 
 /// Caller's array for C's row offsets.
 pub enum OffsetSliceMut<'a> {
@@ -20,6 +20,8 @@ pub enum IndexSliceMut<'a> {
 pub enum ValueSliceMut<'a> {
     F32(&'a mut [f32]),
     F64(&'a mut [f64]),
+    C32(&'a mut [Complex32]),
+    C64(&'a mut [Complex64]),
 }
 
 impl IndexSliceMut<'_> {
@@ -58,6 +60,8 @@ impl ValueSliceMut<'_> {
         match self {
             ValueSliceMut::F32(_) => ValueType::Float32,
             ValueSliceMut::F64(_) => ValueType::Float64,
+            ValueSliceMut::C32(_) => ValueType::Complex32,
+            ValueSliceMut::C64(_) => ValueType::Complex64,
         }
     }
 }

@@ -39,17 +39,19 @@ const FAR_FRACTION: f64 = 0.25;
 /// 27.7 entries per row, was slower with them; docs/DESIGN-NOTES.md, cpu::prefetch).
 const MAX_MEAN_ROW: usize = 16;
 
-/// Whether the kernels of A*B should prefetch B's rows: B does not fit in the private L2
+/// Whether the kernels of A*B should prefetch B's rows: B (its values `value_bytes` each:
+/// the symbolic phase sees the structure alone) does not fit in the private L2
 /// cache (`l2` bytes), its rows are short (at most [`MAX_MEAN_ROW`] entries on average)
 /// and consecutive rows of A mostly use columns far apart (sampled: entry t of row i
 /// against entry t of row i - 1, for blocks of rows spread over A).
 pub fn worth_it<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
+    value_bytes: usize,
     l2: usize,
 ) -> bool {
-    let b_bytes = b.nnz() * (std::mem::size_of::<I>() + std::mem::size_of::<V>())
-        + b.nrows() * std::mem::size_of::<O>();
+    let b_bytes =
+        b.nnz() * (std::mem::size_of::<I>() + value_bytes) + b.nrows() * std::mem::size_of::<O>();
     if b_bytes <= l2 || b.nnz() > MAX_MEAN_ROW.saturating_mul(b.nrows()) {
         return false;
     }
@@ -164,16 +166,16 @@ mod tests {
             assert!(far_fraction(&scat) > 0.9, "{}", far_fraction(&scat));
             // B of 20000 rows of 8 entries: 12 bytes each plus the offsets.
             let b_bytes = 8 * n * 12 + n * 4;
-            assert!(worth_it(&scat, &band, b_bytes - 1));
-            assert!(!worth_it(&scat, &band, b_bytes), "B fits the L2 cache");
+            assert!(worth_it(&scat, &band, 8, b_bytes - 1));
+            assert!(!worth_it(&scat, &band, 8, b_bytes), "B fits the L2 cache");
             assert!(
-                !worth_it(&band, &scat, 1),
+                !worth_it(&band, &scat, 8, 1),
                 "A's rows use neighbouring rows of B"
             );
             // Long rows of B: the row's own stream hides the wait for its start.
             let (lo, lc) = matrix(n, 40, false, base);
             let long = CsrRef::<i32, i32, f64>::new(n, n, base, &lo, &lc, None).unwrap();
-            assert!(!worth_it(&scat, &long, 1));
+            assert!(!worth_it(&scat, &long, 8, 1));
         }
         // Too few rows to compare: nothing sampled, never prefetched.
         let (o, c) = matrix(1, 3, true, 0);

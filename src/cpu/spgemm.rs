@@ -194,12 +194,15 @@ fn hash_symbolic<O: Idx, I: Idx, V: Scalar>(
 }
 
 /// Symbolic phase of C = A*B on the CPU. The product is defined and C's format can hold
-/// it (checked by the caller, which validated A and B when asked to).
+/// it (checked by the caller, which validated A and B when asked to). Values are not
+/// read: callers pass structure-only views (one instantiation for every value type) and
+/// the size of the values the numeric calls will have, `value_bytes`.
 pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     ctx: &Ctx<'_>,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
     format: &OutputFormat,
+    value_bytes: usize,
 ) -> Result<CpuPlan> {
     let k = b.ncols();
     if ctx.algorithm == Algorithm::Dense && k > u32::MAX as usize {
@@ -213,7 +216,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
         let threads = ctx.threads;
         let symbolic_alg = select::select_symbolic(ctx.algorithm, k);
         let groups = RowGroups::detect(a)?;
-        let prefetch = prefetch::worth_it(a, b, caches().l2);
+        let prefetch = prefetch::worth_it(a, b, value_bytes, caches().l2);
         let (mut counted, compressed) = if symbolic_alg == Algorithm::Dense {
             // Flops and row sizes in one pass; compression decided from a sample.
             let est = compress::estimate(a, b);

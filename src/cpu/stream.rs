@@ -13,12 +13,14 @@ pub(crate) fn put<V: Scalar>(dst: &mut V, v: V) {
     {
         use std::arch::x86_64::{_mm_stream_si32, _mm_stream_si64};
         let p = dst as *mut V;
-        // SAFETY: `p` is a valid, aligned, exclusive pointer to a V; V is f32 or f64 (the
-        // only Scalar types), so a 4- or 8-byte integer of the same bits; movnti is SSE2.
+        // SAFETY: `p` is a valid, aligned, exclusive pointer to a V. A V of 8 bytes aligned
+        // to 8 (f64) or of 4 bytes (f32) is stored as an integer of the same size and bits,
+        // whose alignment it has; movnti is SSE2. Other value types (complex: 8 bytes
+        // aligned to 4, or 16 bytes) are stored normally.
         unsafe {
-            match std::mem::size_of::<V>() {
-                8 => _mm_stream_si64(p.cast::<i64>(), std::mem::transmute_copy(&v)),
-                4 => _mm_stream_si32(p.cast::<i32>(), std::mem::transmute_copy(&v)),
+            match (std::mem::size_of::<V>(), std::mem::align_of::<V>()) {
+                (8, 8) => _mm_stream_si64(p.cast::<i64>(), std::mem::transmute_copy(&v)),
+                (4, 4) => _mm_stream_si32(p.cast::<i32>(), std::mem::transmute_copy(&v)),
                 _ => *dst = v,
             }
         }

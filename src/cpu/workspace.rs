@@ -22,7 +22,7 @@ use crate::cpu::accum::{LinkedAcc, ProbeAcc};
 use crate::cpu::dense::DenseRows;
 use crate::cpu::symbolic::{LinkedBits, ProbeBits};
 use crate::platform::pool::{Pool, PoolMode};
-use crate::types::Scalar;
+use crate::types::{Complex32, Complex64, Scalar, ValueType};
 
 /// Numeric accumulators for one value type.
 #[derive(Default)]
@@ -35,23 +35,28 @@ struct Numeric<V: Scalar> {
     probe: ProbeAcc<V>,
 }
 
-/// Accumulators of one worker: symbolic (bit sets) and numeric, for both value types.
+/// Accumulators of one worker: symbolic (bit sets) and numeric, for each value type (a
+/// type's buffers are allocated when a product of that type first runs).
 #[derive(Default)]
 pub struct Workspace {
     pub sym_linked: LinkedBits,
     pub sym_probe: ProbeBits,
     num64: Numeric<f64>,
     num32: Numeric<f32>,
+    num_c64: Numeric<Complex64>,
+    num_c32: Numeric<Complex32>,
 }
 
 impl Workspace {
     fn numeric<V: Scalar>(&mut self) -> &mut Numeric<V> {
-        let n64: &mut dyn Any = &mut self.num64;
-        if n64.is::<Numeric<V>>() {
-            return n64.downcast_mut().expect("checked");
-        }
-        let n32: &mut dyn Any = &mut self.num32;
-        n32.downcast_mut().expect("value types are f32 and f64")
+        let n: &mut dyn Any = match V::KIND {
+            ValueType::Float64 => &mut self.num64,
+            ValueType::Float32 => &mut self.num32,
+            ValueType::Complex64 => &mut self.num_c64,
+            ValueType::Complex32 => &mut self.num_c32,
+        };
+        n.downcast_mut()
+            .expect("each value type's KIND names its own accumulators")
     }
 
     pub fn dense_rows<V: Scalar>(&mut self) -> &mut DenseRows<V> {

@@ -99,17 +99,24 @@ pub fn compile_options(arch: &str) -> CompileOptions {
     }
 }
 
-/// The source with its value type defined.
-pub fn source_for(src: Source, vt: ValueType) -> String {
+/// The source with its value type defined (the kernels are real-valued: complex values
+/// are `NotSupported`; the dispatcher runs them on the CPU).
+pub fn source_for(src: Source, vt: ValueType) -> Result<String> {
     let t = match vt {
         ValueType::Float32 => "float",
         ValueType::Float64 => "double",
+        ValueType::Complex32 | ValueType::Complex64 => {
+            return Err(Error::new(
+                Status::NotSupported,
+                format!("{} values: the GPU kernels are real-valued", vt.name()),
+            ));
+        }
     };
     let body = match src {
         Source::Spgemm => SPGEMM_SOURCE,
         Source::Spmm => SPMM_SOURCE,
     };
-    format!("#define VALUE_T {t}\n{body}")
+    Ok(format!("#define VALUE_T {t}\n{body}"))
 }
 
 /// PTX of `src` for `vt` and `arch` (e.g. "sm_90"), as the library compiles it; used by
@@ -120,7 +127,7 @@ pub fn compile_ptx_for(src: Source, vt: ValueType, arch: &str) -> Result<String>
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return no_device("the NVRTC library (libnvrtc.so.13 or .so.12) was not found".into());
     }
-    let ptx = compile_ptx_with_opts(source_for(src, vt), compile_options(arch))
+    let ptx = compile_ptx_with_opts(source_for(src, vt)?, compile_options(arch))
         .map_err(|e| Error::new(Status::Internal, format!("NVRTC ({arch}): {e:?}")))?;
     Ok(ptx.to_src())
 }
@@ -208,7 +215,7 @@ impl Gpu {
         if let Some(m) = cache.get(&(src, vt)) {
             return Ok(m.clone());
         }
-        let ptx = compile_ptx_with_opts(source_for(src, vt), compile_options(&self.arch()))
+        let ptx = compile_ptx_with_opts(source_for(src, vt)?, compile_options(&self.arch()))
             .map_err(|e| Error::new(Status::Internal, format!("NVRTC: {e:?}")))?;
         let module = drv(self.ctx.load_module(ptx), "module load")?;
         let names = match src {

@@ -35,7 +35,7 @@ use crate::common::options::{Layout, OutputFormat};
 use crate::error::Result;
 #[cfg(not(feature = "cuda"))]
 use crate::error::{Status, err};
-use crate::types::{Idx, Scalar};
+use crate::types::{Idx, Scalar, ValueType};
 
 pub use io::{COut, ValuesIn};
 
@@ -135,21 +135,23 @@ pub fn into_plan(part: GpuPart) -> (GpuPlan, PartInfo) {
 
 /// Symbolic phase of rows `rows` of A times B on the GPU, host inputs (checked by the
 /// caller: product shape, the device's 32-bit limits; validated when `validated`).
-/// `host_offsets`: bring C's row offsets of these rows back to the host.
+/// `host_offsets`: bring C's row offsets of these rows back to the host. Values are not
+/// read: `vt` is the type the numeric calls will give.
 pub fn symbolic_host<O: Idx, I: Idx, V: Scalar>(
     gpu: &Arc<Gpu>,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
     rows: std::ops::Range<usize>,
+    vt: ValueType,
     (validated, sorted, host_offsets): (bool, bool, bool),
 ) -> Result<GpuPart> {
     #[cfg(feature = "cuda")]
     {
-        spgemm::symbolic_host(gpu, a, b, rows, (validated, sorted, host_offsets))
+        spgemm::symbolic_host(gpu, a, b, rows, vt, (validated, sorted, host_offsets))
     }
     #[cfg(not(feature = "cuda"))]
     {
-        let _ = (a, b, rows, validated, sorted, host_offsets);
+        let _ = (a, b, rows, vt, validated, sorted, host_offsets);
         match **gpu {}
     }
 }

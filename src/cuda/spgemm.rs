@@ -187,7 +187,7 @@ fn dev_cols<I: Idx>(name: &str, cols: &[I], base: usize, ncols: usize) -> Result
 }
 
 fn as_bytes<V: Scalar>(v: &[V]) -> &[u8] {
-    // SAFETY: V is f32 or f64 (plain bytes, no padding).
+    // SAFETY: V is plain data without padding (f32, f64, or a #[repr(C)] complex pair).
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
@@ -327,6 +327,7 @@ pub fn symbolic_rows<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
     rows: Range<usize>,
+    vt: ValueType,
     validated: bool,
     sorted: bool,
     host_offsets: bool,
@@ -361,7 +362,7 @@ pub fn symbolic_rows<O: Idx, I: Idx, V: Scalar>(
         k,
         entries,
         sorted,
-        V::KIND,
+        vt,
         host_offsets,
         timing,
     )?;
@@ -402,8 +403,14 @@ fn symbolic_part(
         Vec::new()
     };
     let value_bytes = match vt {
-        ValueType::Float32 => 4,
-        ValueType::Float64 => 8,
+        ValueType::Float32 | ValueType::Float64 => vt.size(),
+        // The dispatcher never sends complex values here.
+        ValueType::Complex32 | ValueType::Complex64 => {
+            return err(
+                Status::NotSupported,
+                format!("{} values: the GPU has no kernels for them", vt.name()),
+            );
+        }
     };
     timing.mark("symbolic: C's row offsets (device scan)")?;
     let (plan, flops) = plan_numeric(
@@ -1018,10 +1025,21 @@ pub fn symbolic_host<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
     rows: Range<usize>,
+    vt: ValueType,
     (validated, sorted, host_offsets): (bool, bool, bool),
 ) -> Result<GpuPart> {
     let timing = Timing::new(&gpu.main);
-    symbolic_rows(gpu, a, b, rows, validated, sorted, host_offsets, &timing)
+    symbolic_rows(
+        gpu,
+        a,
+        b,
+        rows,
+        vt,
+        validated,
+        sorted,
+        host_offsets,
+        &timing,
+    )
 }
 
 /// Numeric phase of a GPU plan (or of the GPU's rows of a hybrid plan): takes the
@@ -1232,7 +1250,8 @@ pub fn numeric_part<V: Scalar>(
             if let Some(v) = vals
                 && nnz > 0
             {
-                // SAFETY: V is f32 or f64; the caller's buffer holds nnz values.
+                // SAFETY: V is plain data (the GPU is only given f32 and f64); the caller's
+                // buffer holds nnz values.
                 let dst = unsafe {
                     std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), nnz * vb)
                 };

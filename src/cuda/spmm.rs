@@ -127,7 +127,7 @@ pub fn spmm<O: Idx, I: Idx, V: Scalar>(
     // SAFETY: arguments match the kernel; X and Y hold the elements their ld and shape use.
     drv(unsafe { lb.launch(cfg) }, "spmm")?;
     let out = drv(s.clone_dtoh(&d_y), "copy Y")?;
-    // SAFETY: V is f32 or f64.
+    // SAFETY: V is plain data (f32, f64; the complex types are #[repr(C)] pairs of them).
     let dst = unsafe {
         std::slice::from_raw_parts_mut(y.as_mut_ptr().cast::<u8>(), ylen * size_of::<V>())
     };
@@ -136,6 +136,6 @@ pub fn spmm<O: Idx, I: Idx, V: Scalar>(
 }
 
 fn bytes<V: Scalar>(v: &[V]) -> &[u8] {
-    // SAFETY: V is f32 or f64 (plain bytes).
+    // SAFETY: V is plain data (f32, f64, or a #[repr(C)] complex pair of them).
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
 }

@@ -17,7 +17,7 @@ use crate::cpu::spgemm::CpuPlan;
 use crate::cuda::{self, COut, Gpu, GpuPlan, ValuesIn};
 use crate::error::{Error, Result, Status};
 use crate::platform::alloc::try_filled;
-use crate::types::{Idx, Scalar};
+use crate::types::{Idx, Scalar, ValueType};
 
 /// The two parts of a hybrid plan.
 pub(crate) struct HybridPlan {
@@ -88,7 +88,7 @@ pub(crate) fn symbolic<O: Idx, I: Idx, V: Scalar>(
     gpu: &Arc<Gpu>,
     (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
     validated: bool,
-    format: OutputFormat,
+    (format, vt): (OutputFormat, ValueType),
 ) -> Result<(HybridPlan, Split)> {
     let prefix = e
         .install(|| crate::cpu::partition::flop_profile(a, b, None))?
@@ -102,12 +102,12 @@ pub(crate) fn symbolic<O: Idx, I: Idx, V: Scalar>(
     let (cpu, part) = std::thread::scope(|sc| -> Result<_> {
         let job = if r < m {
             Some(gpu_side(sc, || {
-                cuda::symbolic_host(gpu, a, b, r..m, flags)
+                cuda::symbolic_host(gpu, a, b, r..m, vt, flags)
             })?)
         } else {
             None
         };
-        let cpu = crate::cpu::spgemm::symbolic(ctx, &a_top, b, &format);
+        let cpu = crate::cpu::spgemm::symbolic(ctx, &a_top, b, &format, vt.size());
         let part = job.map(|j| joined(j.join())).transpose();
         Ok((cpu, part))
     })?;

@@ -7,6 +7,7 @@
 
 mod engine;
 mod hybrid;
+mod ops;
 mod plan;
 mod spmm;
 pub mod tuning;
@@ -18,18 +19,22 @@ pub use plan::{CpuDetails, Plan, PlanKind};
 pub use spmm::{DenseArgs, SpmmAnalysis, analyse, spmm};
 
 use crate::common::check::{
-    check_cols, check_nnz, check_product, check_shape, check_structure, shape_of,
+    check_cols, check_nnz, check_product_op, check_shape, check_structure, shape_of,
     validate_and_digest, value_slice,
 };
-use crate::common::csr::{AnyCsr, CsrRef, FromAny, PairOp, dispatch_pair};
+use crate::common::csr::{
+    AnyCsr, CsrRef, FromAny, PairOp, Pattern, PatternPairOp, TypeSig, dispatch_pair,
+    dispatch_pattern_pair,
+};
 use crate::common::device::{DeviceCsr, DeviceOut};
-use crate::common::options::{Backend, Options, OutputFormat};
+use crate::common::options::{Backend, InputShape, Op, Options, OutputFormat};
 use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
 use crate::common::split::Split;
 use crate::cpu;
 use crate::cuda::{self, COut, Gpu, ValuesIn};
 use crate::error::{Error, Result, Status, err};
 use crate::types::{Idx, IndexType, Scalar, ValueType};
+use ops::Ops;
 use plan::BackendPlan;
 
 /// Where a product's symbolic phase goes.
@@ -39,10 +44,39 @@ enum Route {
     Hybrid(Arc<Gpu>),
 }
 
-/// The backend for a product with `input_nnz` entries in A and B: hybrid when asked for
-/// and a GPU is usable; the GPU when asked for (an error without one) or, under `Auto`,
-/// for large inputs when one is usable; else the CPU.
-fn route(e: &Engine, o: &Options, input_nnz: usize) -> Result<Route> {
+/// Why the GPU cannot compute a product with these values and ops (None: it can): its
+/// kernels are real-valued and multiply A and B as stored.
+fn gpu_gap(values: ValueType, (op_a, op_b): (Op, Op)) -> Option<String> {
+    if values.is_complex() {
+        return Some(format!(
+            "{} values: the GPU backend computes float and double products only (use \
+             SPGEMM_BACKEND_AUTO or SPGEMM_BACKEND_CPU, which compute them on the CPU)",
+            values.name()
+        ));
+    }
+    if op_a.transposes() || op_b.transposes() {
+        return Some(format!(
+            "op(A) = {}, op(B) = {}: the GPU backend multiplies A and B as stored (use \
+             SPGEMM_BACKEND_AUTO or SPGEMM_BACKEND_CPU, which compute transposed operands on \
+             the CPU)",
+            op_a.of("A"),
+            op_b.of("B")
+        ));
+    }
+    None
+}
+
+/// The backend for a product with `input_nnz` entries in A and B: the CPU for a product
+/// the GPU cannot compute (`gap`; an error when the GPU was asked for, whether or not one
+/// is present); else hybrid when asked for and a GPU is usable; the GPU when asked for (an
+/// error without one) or, under `Auto`, for large inputs when one is usable; else the CPU.
+fn route(e: &Engine, o: &Options, input_nnz: usize, gap: Option<&str>) -> Result<Route> {
+    if let Some(why) = gap {
+        if o.backend == Backend::Cuda {
+            return err(Status::NotSupported, why);
+        }
+        return Ok(Route::Cpu);
+    }
     if o.hybrid
         && o.backend != Backend::Cpu
         && let Ok(g) = e.gpu()
@@ -60,12 +94,14 @@ fn route(e: &Engine, o: &Options, input_nnz: usize) -> Result<Route> {
 }
 
 /// A CPU plan made while the handle asked for hybrid products: record that every row
-/// ran on the CPU, and why.
-fn cpu_only_split(e: &Engine, o: &Options, m: usize) -> Option<Split> {
+/// ran on the CPU, and why (`gap`: the GPU cannot compute the product).
+fn cpu_only_split(e: &Engine, o: &Options, m: usize, gap: Option<String>) -> Option<Split> {
     if !o.hybrid {
         return None;
     }
-    let why = if o.backend == Backend::Cpu {
+    let why = if let Some(g) = gap {
+        g
+    } else if o.backend == Backend::Cpu {
         "the handle's backend is SPGEMM_BACKEND_CPU".to_string()
     } else {
         match e.gpu() {
@@ -79,34 +115,50 @@ fn cpu_only_split(e: &Engine, o: &Options, m: usize) -> Option<Split> {
 struct SymbolicOp<'e> {
     e: &'e Engine,
     o: &'e Options,
+    ops: (Op, Op),
     format: OutputFormat,
 }
 
-impl PairOp for SymbolicOp<'_> {
+impl PatternPairOp for SymbolicOp<'_> {
     type Out = Plan;
     // Without the `cuda` feature a GPU part cannot exist: the code after it is dead.
     #[cfg_attr(not(feature = "cuda"), allow(unreachable_code))]
-    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<Plan>
+    fn call<'a, O, I>(
+        self,
+        a: CsrRef<'a, O, I, Pattern>,
+        b: CsrRef<'a, O, I, Pattern>,
+        sig: TypeSig,
+    ) -> Result<Plan>
     where
         O: Idx + FromAny<'a>,
         I: Idx + FromAny<'a>,
-        V: Scalar + FromAny<'a>,
     {
         let (e, o, format) = (self.e, self.o, self.format);
-        check_product(&a, &b, &format)?;
-        let route = route(e, o, a.nnz() + b.nnz())?;
+        let (op_a, op_b) = self.ops;
+        check_product_op((op_a, &a), (op_b, &b), &format)?;
+        let gap = gpu_gap(sig.values, self.ops);
+        let route = route(e, o, a.nnz() + b.nnz(), gap.as_deref())?;
         let digests = if o.validate {
             Some(e.install(|| validate_and_digest(&a, &b))?)
         } else {
             None
         };
-        let shape = shape_of(&a, &b);
+        let shape = InputShape {
+            sig,
+            ..shape_of(&a, &b)
+        };
         let ctx = e.cpu_ctx(o);
         let gpu = match route {
             Route::Hybrid(g) => {
                 cuda::limits::check_product(a.nrows(), a.ncols(), b.ncols(), a.nnz(), b.nnz())?;
-                let (hp, split) =
-                    hybrid::symbolic(e, &ctx, &g, (&a, &b), digests.is_some(), format)?;
+                let (hp, split) = hybrid::symbolic(
+                    e,
+                    &ctx,
+                    &g,
+                    (&a, &b),
+                    digests.is_some(),
+                    (format, sig.values),
+                )?;
                 return Ok(Plan {
                     shape,
                     digests,
@@ -114,6 +166,7 @@ impl PairOp for SymbolicOp<'_> {
                     flops: hp.cpu_flops + hp.gpu_flops,
                     sorted: hp.cpu.sorted,
                     split: Some(split),
+                    ops: Ops::default(),
                     backend: BackendPlan::Hybrid(Box::new(hp)),
                 });
             }
@@ -122,7 +175,9 @@ impl PairOp for SymbolicOp<'_> {
                     cuda::limits::check_product(a.nrows(), a.ncols(), b.ncols(), a.nnz(), b.nnz())
                         .and_then(|_| {
                             let flags = (digests.is_some(), o.sorted_output, false);
-                            e.install(|| cuda::symbolic_host(&g, &a, &b, 0..a.nrows(), flags))
+                            e.install(|| {
+                                cuda::symbolic_host(&g, &a, &b, 0..a.nrows(), sig.values, flags)
+                            })
                         });
                 match part {
                     // Auto falls back to the CPU for what the GPU path does not take.
@@ -147,31 +202,39 @@ impl PairOp for SymbolicOp<'_> {
                 flops: info.flops,
                 sorted: o.sorted_output,
                 split: None,
+                ops: Ops::default(),
                 backend: BackendPlan::Gpu(Box::new(g)),
             });
         }
-        let cp = cpu::spgemm::symbolic(&ctx, &a, &b, &format)?;
+        let ops = Ops::new((op_a, &a), (op_b, &b))?;
+        let cp = ops.with_operands(e, (&a, &b), false, |a, b| {
+            cpu::spgemm::symbolic(&ctx, a, b, &format, sig.values.size())
+        })?;
+        let m = op_a.shape(a.nrows(), a.ncols()).0;
         Ok(Plan {
             shape,
             digests,
             format,
             flops: cp.flops,
             sorted: cp.sorted,
-            split: cpu_only_split(e, o, a.nrows()),
+            split: cpu_only_split(e, o, m, gap),
+            ops,
             backend: BackendPlan::Cpu(Box::new(cp)),
         })
     }
 }
 
-/// Symbolic phase: the structure of C = A*B, as a reusable plan.
+/// Symbolic phase: the structure of C = op(A)*op(B), as a reusable plan (it keeps the
+/// transposes op asks for; see [`ops`]).
 pub fn symbolic(
     e: &Engine,
     o: &Options,
-    a: &AnyCsr<'_>,
-    b: &AnyCsr<'_>,
+    (op_a, a): (Op, &AnyCsr<'_>),
+    (op_b, b): (Op, &AnyCsr<'_>),
     format: OutputFormat,
 ) -> Result<Plan> {
-    dispatch_pair(a, b, SymbolicOp { e, o, format })
+    let ops = (op_a, op_b);
+    dispatch_pattern_pair(a, b, SymbolicOp { e, o, ops, format })
 }
 
 struct NumericOp<'h, 'o> {
@@ -219,35 +282,21 @@ impl PairOp for NumericOp<'_, '_> {
         // the structure against the plan's digests.
         let trusted = o.validate && plan.digests.is_some();
         let ctx = e.cpu_ctx(o);
+        let cols = self.cols;
         match &plan.backend {
-            BackendPlan::Cpu(cp) => cpu::spgemm::numeric(
-                &ctx,
-                cp,
-                &a,
-                &b,
-                (plan.format.base, trusted),
-                self.cols,
-                vals,
-            ),
+            BackendPlan::Cpu(cp) => plan.ops.with_operands(e, (&a, &b), vals.is_some(), |a, b| {
+                cpu::spgemm::numeric(&ctx, cp, a, b, (plan.format.base, trusted), cols, vals)
+            }),
             BackendPlan::Gpu(g) => cuda::numeric(
                 g,
                 plan.format,
                 ValuesIn::Host(a.values(), b.values()),
-                COut::Host {
-                    cols: self.cols,
-                    vals,
-                },
+                COut::Host { cols, vals },
             )
             .map(|_| ()),
-            BackendPlan::Hybrid(hp) => hybrid::numeric(
-                e,
-                &ctx,
-                (hp, plan.format),
-                (&a, &b),
-                trusted,
-                self.cols,
-                vals,
-            ),
+            BackendPlan::Hybrid(hp) => {
+                hybrid::numeric(e, &ctx, (hp, plan.format), (&a, &b), trusted, cols, vals)
+            }
         }
     }
 }
@@ -364,6 +413,12 @@ pub fn symbolic_device(
     format: OutputFormat,
 ) -> Result<Plan> {
     crate::common::device::check_pair(a, b, &format)?;
+    if let Some(why) = gpu_gap(a.value_type, (Op::NonTranspose, Op::NonTranspose)) {
+        return err(
+            Status::NotSupported,
+            format!("A and B are device matrices with {why}"),
+        );
+    }
     cuda::limits::check_product(a.nrows, a.ncols, b.ncols, a.nnz, b.nnz)?;
     let gpu = gpu_for_device_arrays(e, o, "A and B are")?;
     let (g, info) = cuda::into_plan(cuda::symbolic_device(&gpu, a, b, o.sorted_output)?);
@@ -376,6 +431,7 @@ pub fn symbolic_device(
         flops: info.flops,
         sorted: o.sorted_output,
         split: None,
+        ops: Ops::default(),
         backend: BackendPlan::Gpu(Box::new(g)),
     })
 }
@@ -511,6 +567,11 @@ pub fn numeric_device(
         NumericInputs::Device(a, b) => match plan.shape.sig.values {
             ValueType::Float32 => device_numeric::<f32>(plan, g, (a, b), outputs),
             ValueType::Float64 => device_numeric::<f64>(plan, g, (a, b), outputs),
+            // A GPU plan is never made for complex values (see `gpu_gap`).
+            v @ (ValueType::Complex32 | ValueType::Complex64) => err(
+                Status::NotSupported,
+                format!("{} values on the GPU", v.name()),
+            ),
         },
     }
 }

@@ -3,7 +3,8 @@
 //! per backend, each defined by its backend.
 
 use super::hybrid::HybridPlan;
-use crate::common::options::{Algorithm, InputShape, OutputFormat};
+use super::ops::Ops;
+use crate::common::options::{Algorithm, InputShape, Op, OutputFormat};
 use crate::common::split::Split;
 pub use crate::cpu::spgemm::CpuDetails;
 use crate::cpu::spgemm::CpuPlan;
@@ -32,6 +33,8 @@ pub struct Plan {
     pub(crate) sorted: bool,
     /// The row split when hybrid execution was asked for (None: it was not).
     pub(crate) split: Option<Split>,
+    /// op(A) and op(B), with the transposes they need (CPU plans only).
+    pub(crate) ops: Ops,
     pub(crate) backend: BackendPlan,
 }
 
@@ -51,11 +54,23 @@ impl Plan {
             BackendPlan::Hybrid(h) => h.nnz(),
         }
     }
+    /// Rows of C (of op(A)).
     pub fn nrows(&self) -> usize {
-        self.shape.a_nrows
+        self.ops
+            .op_a()
+            .shape(self.shape.a_nrows, self.shape.a_ncols)
+            .0
     }
+    /// Columns of C (of op(B)).
     pub fn ncols(&self) -> usize {
-        self.shape.b_ncols
+        self.ops
+            .op_b()
+            .shape(self.shape.b_nrows, self.shape.b_ncols)
+            .1
+    }
+    /// op(A) and op(B) of the product the plan computes.
+    pub fn ops(&self) -> (Op, Op) {
+        (self.ops.op_a(), self.ops.op_b())
     }
     /// Scalar multiplications of the product (GFLOP/s = 2 flops / seconds / 1e9).
     pub fn flops(&self) -> u64 {
@@ -111,6 +126,15 @@ impl Plan {
             self.nnz(),
             self.flops
         );
+        let (op_a, op_b) = self.ops();
+        if op_a.transposes() || op_b.transposes() {
+            s.push_str(&format!(
+                "operands: {} * {} (transposed structures kept: {} bytes)\n",
+                op_a.of("A"),
+                op_b.of("B"),
+                self.ops.bytes()
+            ));
+        }
         if let BackendPlan::Cpu(p) = &self.backend {
             s.push_str(&p.describe());
         }

@@ -1,9 +1,11 @@
 //! SpMM dispatch: Y = alpha * op(A) * X + beta * Y with A a CSR matrix (any index, value
-//! and base combination) and X, Y dense (row- or column-major, with leading dimensions).
-//! The argument checks, validation and the analysis object are here once. Where it runs:
-//! `Cuda` needs a usable device and op(A) = A (the GPU kernels read A by rows); `Auto`
-//! takes the GPU only when one is usable, op(A) = A and A holds at least
-//! [`AUTO_MIN_INPUT_NNZ`] entries; else the CPU.
+//! and base combination), op(A) = A, A^T or A^H, and X, Y dense (row- or column-major, with
+//! leading dimensions); alpha and beta have A's value type. The argument checks,
+//! validation and the analysis object are here once. Where it runs: `Cuda` needs real
+//! values, op(A) = A (the GPU kernels read A by rows) and a usable device; `Auto` takes the
+//! GPU only when one is usable, the values are real, op(A) = A and A holds at least
+//! [`AUTO_MIN_INPUT_NNZ`] entries; else the CPU (vector kernels for real values, a generic
+//! row kernel for complex ones).
 //!
 //! BLAS conventions: beta = 0 means Y is not read (NaN or garbage in Y does not leak);
 //! alpha = 0 means A and X are not read. Results are bitwise identical for any thread count
@@ -12,13 +14,15 @@
 
 use super::engine::{AUTO_MIN_INPUT_NNZ, Engine};
 use crate::common::check::{dense_extent, operand_rows, sig_of};
-use crate::common::csr::{AnyCsr, CsrRef, TypeSig, ValueSlice, prefix};
+use crate::common::csr::{AnyCsr, CsrRef, FromAny, TypeSig, ValueSlice, prefix};
 use crate::common::options::{Backend, Layout, Op, Options};
 use crate::common::slices::ValueSliceMut;
-use crate::cpu::spmm::entry::{self, Analysis, Operands, PackValue};
-use crate::cuda;
+use crate::cpu::Ctx;
+use crate::cpu::spmm::entry::{self, Analysis, Operands};
+use crate::cpu::spmm::generic;
+use crate::cuda::{self, Gpu};
 use crate::error::{Error, Result, Status, err};
-use crate::types::{Idx, IndexType, Scalar, ValueType};
+use crate::types::{AnyScalar, Complex32, Complex64, Idx, IndexType, Scalar, ValueType};
 
 /// What [`analyse`] precomputes for a matrix used in many products (the counterpart of
 /// MKL's `mkl_sparse_set_mm_hint` + `mkl_sparse_optimize`): full validation once, a
@@ -98,16 +102,28 @@ macro_rules! dispatch_sig {
         match ($sig.offsets, $sig.indices, $sig.values) {
             (IndexType::Int32, IndexType::Int32, ValueType::Float32) => $go!(i32, i32, f32),
             (IndexType::Int32, IndexType::Int32, ValueType::Float64) => $go!(i32, i32, f64),
+            (IndexType::Int32, IndexType::Int32, ValueType::Complex32) => $go!(i32, i32, Complex32),
+            (IndexType::Int32, IndexType::Int32, ValueType::Complex64) => $go!(i32, i32, Complex64),
             (IndexType::Int32, IndexType::Int64, ValueType::Float32) => $go!(i32, i64, f32),
             (IndexType::Int32, IndexType::Int64, ValueType::Float64) => $go!(i32, i64, f64),
+            (IndexType::Int32, IndexType::Int64, ValueType::Complex32) => $go!(i32, i64, Complex32),
+            (IndexType::Int32, IndexType::Int64, ValueType::Complex64) => $go!(i32, i64, Complex64),
             (IndexType::Int64, IndexType::Int32, ValueType::Float32) => $go!(i64, i32, f32),
             (IndexType::Int64, IndexType::Int32, ValueType::Float64) => $go!(i64, i32, f64),
+            (IndexType::Int64, IndexType::Int32, ValueType::Complex32) => $go!(i64, i32, Complex32),
+            (IndexType::Int64, IndexType::Int32, ValueType::Complex64) => $go!(i64, i32, Complex64),
             (IndexType::Int64, IndexType::Int64, ValueType::Float32) => $go!(i64, i64, f32),
             (IndexType::Int64, IndexType::Int64, ValueType::Float64) => $go!(i64, i64, f64),
+            (IndexType::Int64, IndexType::Int64, ValueType::Complex32) => $go!(i64, i64, Complex32),
+            (IndexType::Int64, IndexType::Int64, ValueType::Complex64) => $go!(i64, i64, Complex64),
             (IndexType::SizeT, IndexType::Int32, ValueType::Float32) => $go!(u64, i32, f32),
             (IndexType::SizeT, IndexType::Int32, ValueType::Float64) => $go!(u64, i32, f64),
+            (IndexType::SizeT, IndexType::Int32, ValueType::Complex32) => $go!(u64, i32, Complex32),
+            (IndexType::SizeT, IndexType::Int32, ValueType::Complex64) => $go!(u64, i32, Complex64),
             (IndexType::SizeT, IndexType::Int64, ValueType::Float32) => $go!(u64, i64, f32),
             (IndexType::SizeT, IndexType::Int64, ValueType::Float64) => $go!(u64, i64, f64),
+            (IndexType::SizeT, IndexType::Int64, ValueType::Complex32) => $go!(u64, i64, Complex32),
+            (IndexType::SizeT, IndexType::Int64, ValueType::Complex64) => $go!(u64, i64, Complex64),
             (_, IndexType::SizeT, _) => err(
                 Status::TypeMismatch,
                 "size_t column indices are not supported (use int32 or int64)",
@@ -116,48 +132,93 @@ macro_rules! dispatch_sig {
     };
 }
 
-/// Value types of X and Y, recovered from the erased slices.
-trait DenseValue: PackValue {
+/// Value types of SpMM: X and Y recovered from the erased slices, and the kernels that
+/// take them (a backend's kernels are not instantiated for types it has none for).
+trait DenseValue: Scalar + for<'x> FromAny<'x> {
+    /// Whether the GPU has kernels for this type.
+    const ON_GPU: bool;
     fn x(s: ValueSlice<'_>) -> Option<&[Self]>;
     fn y(s: ValueSliceMut<'_>) -> Option<&mut [Self]>;
+    /// The CPU product (`entry::spmm` for real values, `generic::spmm` for complex ones).
+    fn cpu<O: Idx, I: Idx>(
+        ctx: &Ctx<'_>,
+        op: Op,
+        ab: (Self, Self),
+        a: &CsrRef<'_, O, I, Self>,
+        analysis: Option<&Analysis>,
+        a_checked: bool,
+        d: Operands<'_, Self>,
+    ) -> Result<()>;
+    /// The GPU product (`cuda::spmm`); only called when `ON_GPU`.
+    fn gpu<O: Idx, I: Idx>(
+        g: &Gpu,
+        a: &CsrRef<'_, O, I, Self>,
+        d: &mut Operands<'_, Self>,
+        ab: (Self, Self),
+    ) -> Result<()>;
 }
 
-impl DenseValue for f32 {
-    fn x(s: ValueSlice<'_>) -> Option<&[f32]> {
-        match s {
-            ValueSlice::F32(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn y(s: ValueSliceMut<'_>) -> Option<&mut [f32]> {
-        match s {
-            ValueSliceMut::F32(v) => Some(v),
-            _ => None,
-        }
-    }
+macro_rules! gpu_spmm {
+    (complex, $g:expr, $a:expr, $d:expr, $ab:expr) => {{
+        let _ = ($g, $a, $d, $ab);
+        err(Status::NotSupported, "complex values on the GPU")
+    }};
+    (real, $g:expr, $a:expr, $d:expr, $ab:expr) => {
+        cuda::spmm(
+            $g,
+            $a,
+            $d.layout,
+            $d.k,
+            ($d.x, $d.ldx),
+            $ab,
+            (&mut *$d.y, $d.ldy),
+        )
+    };
 }
 
-impl DenseValue for f64 {
-    fn x(s: ValueSlice<'_>) -> Option<&[f64]> {
-        match s {
-            ValueSlice::F64(v) => Some(v),
-            _ => None,
+macro_rules! dense_value {
+    ($t:ty, $var:ident, $on_gpu:expr, $cpu:path, $kind:ident) => {
+        impl DenseValue for $t {
+            const ON_GPU: bool = $on_gpu;
+            fn x(s: ValueSlice<'_>) -> Option<&[$t]> {
+                match s {
+                    ValueSlice::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn y(s: ValueSliceMut<'_>) -> Option<&mut [$t]> {
+                match s {
+                    ValueSliceMut::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn cpu<O: Idx, I: Idx>(
+                ctx: &Ctx<'_>,
+                op: Op,
+                ab: ($t, $t),
+                a: &CsrRef<'_, O, I, $t>,
+                analysis: Option<&Analysis>,
+                a_checked: bool,
+                d: Operands<'_, $t>,
+            ) -> Result<()> {
+                $cpu(ctx, op, ab, a, analysis, a_checked, d)
+            }
+            fn gpu<O: Idx, I: Idx>(
+                g: &Gpu,
+                a: &CsrRef<'_, O, I, $t>,
+                d: &mut Operands<'_, $t>,
+                ab: ($t, $t),
+            ) -> Result<()> {
+                gpu_spmm!($kind, g, a, d, ab)
+            }
         }
-    }
-    fn y(s: ValueSliceMut<'_>) -> Option<&mut [f64]> {
-        match s {
-            ValueSliceMut::F64(v) => Some(v),
-            _ => None,
-        }
-    }
+    };
 }
 
-fn value_kind(s: &ValueSlice<'_>) -> ValueType {
-    match s {
-        ValueSlice::F32(_) => ValueType::Float32,
-        ValueSlice::F64(_) => ValueType::Float64,
-    }
-}
+dense_value!(f32, F32, true, entry::spmm, real);
+dense_value!(f64, F64, true, entry::spmm, real);
+dense_value!(Complex32, C32, false, generic::spmm, complex);
+dense_value!(Complex64, C64, false, generic::spmm, complex);
 
 /// Precomputes what repeated products with A and `op` reuse (see [`SpmmAnalysis`]). A is
 /// validated fully, whatever the handle's validation option. `layout` and `k_hint` record
@@ -203,12 +264,13 @@ fn analyse_typed<O: Idx, I: Idx, V: Scalar>(
 /// Y = alpha * op(A) * X + beta * Y. X has ncols(op(A)) rows and `k` columns, Y has
 /// nrows(op(A)) rows and `k` columns, both in `d.layout` with leading dimensions `d.ldx`,
 /// `d.ldy`; their slices must span at least what `dense_extent` gives (X may be empty when
-/// alpha = 0). `analysis`, if given, must have been made for A's structure; it is used
-/// when its op matches.
+/// alpha = 0); alpha, beta, X and Y have A's value type. `analysis`, if given, must have
+/// been made for A's structure; it is used when its op has the same structure (A, or a
+/// transpose: A^T and A^H share one).
 pub fn spmm(
     e: &Engine,
     o: &Options,
-    (op, alpha, beta): (Op, f64, f64),
+    (op, alpha, beta): (Op, AnyScalar, AnyScalar),
     a: &AnyCsr<'_>,
     analysis: Option<&SpmmAnalysis>,
     d: DenseArgs<'_>,
@@ -216,14 +278,25 @@ pub fn spmm(
     let (x_rows, y_rows) = operand_rows(op, a.nrows, a.ncols);
     let nx = dense_extent("X", d.layout, x_rows, d.k, d.ldx)?;
     let ny = dense_extent("Y", d.layout, y_rows, d.k, d.ldy)?;
-    if value_kind(&d.x) != a.value_type || d.y.kind() != a.value_type {
+    if d.x.kind() != a.value_type || d.y.kind() != a.value_type {
         return err(
             Status::TypeMismatch,
             format!(
                 "X and Y must hold A's value type ({}); X holds {}, Y holds {}",
                 a.value_type.name(),
-                value_kind(&d.x).name(),
+                d.x.kind().name(),
                 d.y.kind().name()
+            ),
+        );
+    }
+    if alpha.kind() != a.value_type || beta.kind() != a.value_type {
+        return err(
+            Status::TypeMismatch,
+            format!(
+                "alpha and beta must have A's value type ({}); alpha is {}, beta {}",
+                a.value_type.name(),
+                alpha.kind().name(),
+                beta.kind().name()
             ),
         );
     }
@@ -235,8 +308,9 @@ pub fn spmm(
             let t = a.typed::<$o, $i, $v>().map_err(|e| prefix("A", e))?;
             let x = <$v>::x(d.x).expect("type checked");
             let y = <$v>::y(d.y).expect("type checked");
-            let alpha_v = <$v as Scalar>::from_f64(alpha);
-            if alpha_v != 0.0 && x.len() < nx {
+            let alpha_v = <$v as Scalar>::from_any(alpha).expect("type checked");
+            let zero = <$v as Scalar>::ZERO;
+            if alpha_v != zero && x.len() < nx {
                 return err(
                     Status::InvalidValue,
                     format!("X has {} entries, {nx} needed", x.len()),
@@ -248,8 +322,8 @@ pub fn spmm(
                     format!("Y has {} entries, {ny} needed", y.len()),
                 );
             }
-            let x = if alpha_v != 0.0 { &x[..nx] } else { &[][..] };
-            let beta_v = <$v as Scalar>::from_f64(beta);
+            let x = if alpha_v != zero { &x[..nx] } else { &[][..] };
+            let beta_v = <$v as Scalar>::from_any(beta).expect("type checked");
             let ops = Operands {
                 layout: d.layout,
                 k: d.k,
@@ -271,7 +345,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
     (op, alpha, beta): (Op, V, V),
     a: &CsrRef<'_, O, I, V>,
     analysis: Option<&SpmmAnalysis>,
-    d: Operands<'_, V>,
+    mut d: Operands<'_, V>,
 ) -> Result<()> {
     let y_rows = operand_rows(op, a.nrows(), a.ncols()).1;
     let ctx = e.cpu_ctx(o);
@@ -283,11 +357,33 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
             "A has no values (pattern-only descriptor); SpMM needs values",
         );
     }
+    // What the GPU cannot compute is refused under `Cuda` before a device is looked for.
+    if o.backend == Backend::Cuda {
+        if !V::ON_GPU {
+            return err(
+                Status::NotSupported,
+                format!(
+                    "{} values: the GPU SpMM computes float and double only; use \
+                     SPGEMM_BACKEND_CPU or AUTO",
+                    V::KIND.name()
+                ),
+            );
+        }
+        if op.transposes() {
+            return err(
+                Status::NotSupported,
+                format!(
+                    "the GPU SpMM computes op(A) = A only; for {} use SPGEMM_BACKEND_CPU or AUTO",
+                    op.of("A")
+                ),
+            );
+        }
+    }
     if d.k == 0 || y_rows == 0 || alpha == V::ZERO {
         // Nothing of A is read.
-        return entry::spmm(&ctx, op, (alpha, beta), a, None, true, d);
+        return V::cpu(&ctx, op, (alpha, beta), a, None, true, d);
     }
-    let analysis = analysis.filter(|an| an.op == op);
+    let analysis = analysis.filter(|an| an.op.transposes() == op.transposes());
     // Whether A was validated in full in this call, so the kernels may skip their per-block
     // checks (with an analysis only its digest is compared: the kernels still check).
     let mut a_checked = false;
@@ -310,49 +406,19 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
     }
     let gpu = match o.backend {
         Backend::Cpu => None,
-        Backend::Cuda => {
-            let g = e.gpu()?;
-            if op == Op::Transpose {
-                return err(
-                    Status::NotSupported,
-                    "the GPU SpMM computes op(A) = A only; for A^T use SPGEMM_BACKEND_CPU or AUTO",
-                );
-            }
-            Some(g)
-        }
+        Backend::Cuda => Some(e.gpu()?),
         Backend::Auto => e
             .gpu()
             .ok()
-            .filter(|_| op == Op::NonTranspose && a.nnz() >= AUTO_MIN_INPUT_NNZ),
+            .filter(|_| V::ON_GPU && op == Op::NonTranspose && a.nnz() >= AUTO_MIN_INPUT_NNZ),
     };
     if let Some(g) = gpu {
-        let Operands {
-            layout,
-            k,
-            x,
-            ldx,
-            x_rows,
-            y,
-            ldy,
-        } = d;
-        match cuda::spmm(&g, a, layout, k, (x, ldx), (alpha, beta), (&mut *y, ldy)) {
+        match V::gpu(&g, a, &mut d, (alpha, beta)) {
             // Auto falls back to the CPU for sizes beyond 32-bit device indices.
-            Err(err) if err.status == Status::NotSupported && o.backend == Backend::Auto => {
-                let d = Operands {
-                    layout,
-                    k,
-                    x,
-                    ldx,
-                    x_rows,
-                    y,
-                    ldy,
-                };
-                let an = analysis.map(|an| &an.cpu);
-                return entry::spmm(&ctx, op, (alpha, beta), a, an, a_checked, d);
-            }
+            Err(err) if err.status == Status::NotSupported && o.backend == Backend::Auto => {}
             r => return r,
         }
     }
     let an = analysis.map(|an| &an.cpu);
-    entry::spmm(&ctx, op, (alpha, beta), a, an, a_checked, d)
+    V::cpu(&ctx, op, (alpha, beta), a, an, a_checked, d)
 }

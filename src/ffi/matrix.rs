@@ -7,7 +7,7 @@ use super::boundary::{guard, non_null};
 use super::{spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t, spgemm_value_type_t};
 use crate::api::{
     AnyCsr, DeviceCsr, DevicePtr, IndexSlice, IndexVec, OffsetSlice, OffsetVec, OwnedCsr,
-    ValueSlice, ValueVec,
+    ValueSlice, ValueSliceMut, ValueVec,
 };
 use crate::error::{Error, Result, Status, err};
 use crate::types::{IndexType, ValueType};
@@ -151,6 +151,48 @@ pub(crate) unsafe fn raw_slice_mut<'a, T>(
     Ok(unsafe { std::slice::from_raw_parts_mut(p.cast::<T>(), len) })
 }
 
+/// `len` values of type `t` at `p` (see [`raw_slice`]).
+///
+/// # Safety
+/// As for [`raw_slice`], with elements of `t`.
+pub(crate) unsafe fn values_in<'a>(
+    t: ValueType,
+    p: *const c_void,
+    len: usize,
+    what: &str,
+) -> Result<ValueSlice<'a>> {
+    // SAFETY: per the contract.
+    unsafe {
+        Ok(match t {
+            ValueType::Float32 => ValueSlice::F32(raw_slice(p, len, what)?),
+            ValueType::Float64 => ValueSlice::F64(raw_slice(p, len, what)?),
+            ValueType::Complex32 => ValueSlice::C32(raw_slice(p, len, what)?),
+            ValueType::Complex64 => ValueSlice::C64(raw_slice(p, len, what)?),
+        })
+    }
+}
+
+/// `len` writable values of type `t` at `p` (see [`raw_slice_mut`]).
+///
+/// # Safety
+/// As for [`raw_slice_mut`], with elements of `t`.
+pub(crate) unsafe fn values_out<'a>(
+    t: ValueType,
+    p: *mut c_void,
+    len: usize,
+    what: &str,
+) -> Result<ValueSliceMut<'a>> {
+    // SAFETY: per the contract.
+    unsafe {
+        Ok(match t {
+            ValueType::Float32 => ValueSliceMut::F32(raw_slice_mut(p, len, what)?),
+            ValueType::Float64 => ValueSliceMut::F64(raw_slice_mut(p, len, what)?),
+            ValueType::Complex32 => ValueSliceMut::C32(raw_slice_mut(p, len, what)?),
+            ValueType::Complex64 => ValueSliceMut::C64(raw_slice_mut(p, len, what)?),
+        })
+    }
+}
+
 impl RawCsr {
     /// Borrowed typed view. Reads the last row offset to learn the number of entries.
     ///
@@ -214,12 +256,7 @@ impl RawCsr {
             None
         } else {
             // SAFETY: as above.
-            Some(unsafe {
-                match self.value_type {
-                    ValueType::Float32 => ValueSlice::F32(raw_slice(self.values, nnz, &what)?),
-                    ValueType::Float64 => ValueSlice::F64(raw_slice(self.values, nnz, &what)?),
-                }
-            })
+            Some(unsafe { values_in(self.value_type, self.values, nnz, &what)? })
         };
         Ok(AnyCsr {
             nrows: self.nrows,
@@ -280,8 +317,9 @@ pub(crate) unsafe fn matrix_ref<'a>(
 /// - `col_indices`: nnz = `row_offsets[nrows] - base` entries of `index_type`
 ///   (`SPGEMM_INDEX_INT32` or `_INT64`), each in [base, base + ncols). Rows may be unsorted
 ///   and may repeat a column (repeats are summed). May be NULL only when nnz = 0.
-/// - `values`: nnz entries of `value_type` (`SPGEMM_VALUE_FLOAT32` or `_FLOAT64`), or NULL
-///   for a pattern-only matrix (structure-only products).
+/// - `values`: nnz entries of `value_type` (`SPGEMM_VALUE_FLOAT32`, `_FLOAT64`,
+///   `_COMPLEX_FLOAT` or `_COMPLEX_DOUBLE`: C99 `float _Complex` / `double _Complex`, aligned
+///   as their real parts), or NULL for a pattern-only matrix (structure-only products).
 /// - `base`: `SPGEMM_INDEX_BASE_ZERO` or `SPGEMM_INDEX_BASE_ONE` (Fortran).
 ///
 /// Contents are checked when the matrix is used (see `spgemm_set_validation`). On success
@@ -346,11 +384,7 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr(
         } else {
             8
         };
-        let val_align = if value_type == ValueType::Float32 {
-            4
-        } else {
-            8
-        };
+        let val_align = value_type.align();
         // Name the misaligned array: a caller passing three arrays needs to know which.
         for (p, align, name) in [
             (row_offsets, off_align, "row_offsets"),
@@ -397,6 +431,8 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr(
 /// On the GPU the structure is checked on the device (validation of offsets and column
 /// indices, whatever `spgemm_set_validation` says) before any kernel uses it; sizes of
 /// 2^31 - 1 or more (rows, columns, nnz) give `SPGEMM_STATUS_NOT_SUPPORTED` there.
+/// Complex value types may be described, but the GPU has no complex kernels: products with
+/// such matrices give `SPGEMM_STATUS_NOT_SUPPORTED` (before any device is looked for).
 ///
 /// On success `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`
 /// (the device arrays are untouched).
@@ -446,11 +482,7 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr_device(
             non_null(col_indices, "col_indices")?;
         }
         let align = |t: IndexType| if t == IndexType::Int32 { 4 } else { 8 };
-        let val_align = if value_type == ValueType::Float32 {
-            4
-        } else {
-            8
-        };
+        let val_align = value_type.align();
         // Alignment is a property of the address: checking it reads no device memory.
         for (p, a, name) in [
             (row_offsets, align(offset_type_), "row_offsets"),
@@ -623,6 +655,8 @@ pub unsafe extern "C" fn spgemm_matrix_export_csr(
                     None => std::ptr::null(),
                     Some(ValueVec::F32(x)) => x.as_ptr().cast(),
                     Some(ValueVec::F64(x)) => x.as_ptr().cast(),
+                    Some(ValueVec::C32(x)) => x.as_ptr().cast(),
+                    Some(ValueVec::C64(x)) => x.as_ptr().cast(),
                 },
             ),
         };

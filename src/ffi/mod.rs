@@ -21,7 +21,7 @@ use crate::error::Status;
 pub type spgemm_status_t = i32;
 /// Integer type of row offsets or column indices. See `SPGEMM_INDEX_*`.
 pub type spgemm_index_type_t = i32;
-/// Floating-point type of values. See `SPGEMM_VALUE_*`.
+/// Type of values: real or complex floating point. See `SPGEMM_VALUE_*`.
 pub type spgemm_value_type_t = i32;
 /// Index base: 0 (C) or 1 (Fortran).
 pub type spgemm_index_base_t = i32;
@@ -74,6 +74,11 @@ pub const SPGEMM_INDEX_SIZE_T: spgemm_index_type_t = 2;
 pub const SPGEMM_VALUE_FLOAT32: spgemm_value_type_t = 0;
 /// `double`.
 pub const SPGEMM_VALUE_FLOAT64: spgemm_value_type_t = 1;
+/// `float _Complex` (C99; real part then imaginary part, aligned as `float`), which is also
+/// the layout of C++ `std::complex<float>` and Fortran `complex(c_float_complex)`.
+pub const SPGEMM_VALUE_COMPLEX_FLOAT: spgemm_value_type_t = 2;
+/// `double _Complex` (C99), C++ `std::complex<double>`, Fortran `complex(c_double_complex)`.
+pub const SPGEMM_VALUE_COMPLEX_DOUBLE: spgemm_value_type_t = 3;
 
 /// 0-based indices (C, C++).
 pub const SPGEMM_INDEX_BASE_ZERO: spgemm_index_base_t = 0;

@@ -8,15 +8,16 @@ use parking_lot::Mutex;
 use super::boundary::{guard, non_null};
 use super::handle::{spgemm_handle_t, with_handle};
 use super::matrix::{
-    MatrixKind, index_base, index_type, matrix_ref, raw_slice_mut, spgemm_matrix_t,
+    MatrixKind, index_base, index_type, matrix_ref, raw_slice_mut, spgemm_matrix_t, values_out,
 };
+use super::spmm::{SPGEMM_OPERATION_NON_TRANSPOSE, op_of, spgemm_operation_t};
 use super::{spgemm_algorithm_t, spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t};
 use crate::api::{
     self, DeviceCsr, DeviceOut, DevicePtr, IndexSliceMut, NumericInputs, NumericOutputs,
-    OffsetSliceMut, OutputFormat, Plan, ValueSliceMut,
+    OffsetSliceMut, OutputFormat, Plan,
 };
 use crate::error::{Error, Result, Status, err};
-use crate::types::{IndexType, ValueType};
+use crate::types::IndexType;
 
 /// Opaque result of the symbolic phase, reused by numeric calls.
 pub struct spgemm_plan_t {
@@ -100,28 +101,115 @@ pub unsafe extern "C" fn spgemm_symbolic(
     plan: *mut *mut spgemm_plan_t,
 ) -> spgemm_status_t {
     with_handle(handle, |h| {
-        non_null(plan, "plan")?;
-        // SAFETY: non-NULL, writable per contract.
-        unsafe { *plan = std::ptr::null_mut() };
-        // SAFETY: NULL or live per contract.
-        let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
-        let format = output_format(c_offset_type, c_index_type, c_base)?;
-        let p = match memory_pair(a, b)? {
-            Some((da, db)) => api::symbolic_device(h, da, db, format)?,
-            None => api::symbolic(h, &a.view("A")?, &b.view("B")?, format)?,
-        };
-        if !c_row_offsets.is_null() {
-            // SAFETY: m + 1 writable entries per contract.
-            let out = unsafe { offsets_out(c_row_offsets, format.offsets, p.nrows() + 1)? };
-            api::write_row_offsets_on(h, &p, out)?;
-        }
-        let boxed = Box::new(spgemm_plan_t {
-            inner: Mutex::new(p),
-        });
-        // SAFETY: as above.
-        unsafe { *plan = Box::into_raw(boxed) };
-        Ok(())
+        let format = (c_offset_type, c_index_type, c_base);
+        let ops = (
+            SPGEMM_OPERATION_NON_TRANSPOSE,
+            SPGEMM_OPERATION_NON_TRANSPOSE,
+        );
+        // SAFETY: the caller's contract is `symbolic`'s.
+        unsafe { symbolic(h, ops, (a, b), format, c_row_offsets, plan) }
     })
+}
+
+/// Symbolic phase of C = op_a(A) * op_b(B), each op `SPGEMM_OPERATION_NON_TRANSPOSE` (A),
+/// `SPGEMM_OPERATION_TRANSPOSE` (A^T) or `SPGEMM_OPERATION_CONJUGATE_TRANSPOSE` (A^H, the
+/// same as A^T for real values), as MKL's `mkl_sparse_sp2m` takes them. Everything else is
+/// as for `spgemm_symbolic`: op(A) is m x n, op(B) is n x k, C is m x k with the storage
+/// chosen here, `*plan` reusable by `spgemm_numeric` and `spgemm_numeric_structure` with
+/// new values of A and B (the same A and B as here, not their transposes).
+///
+/// The plan keeps, for each transposed operand, its transposed structure in the operand's
+/// own offset and index types with the position of each entry in the operand (about
+/// nnz * (8 + index size) bytes); each numeric call first gathers the operand's current
+/// values into a buffer the plan keeps (nnz values, conjugated for A^H), then multiplies
+/// as for any plan: the cost of new values is one O(nnz) gather per transposed operand.
+/// Validation, the structure checks of reused plans and the error messages concern A and B
+/// as given. Results are bitwise identical for every thread count and algorithm: row j of
+/// A^T lists its entries in increasing row of A (repeats in storage order).
+///
+/// Transposed operands are computed on the CPU: `SPGEMM_BACKEND_AUTO` (and hybrid
+/// products) take the CPU for them; `SPGEMM_BACKEND_CUDA` gives
+/// `SPGEMM_STATUS_NOT_SUPPORTED` whether or not a GPU is present, as do device matrices
+/// (`spgemm_matrix_create_csr_device`) with a transposed operand.
+///
+/// Errors: those of `spgemm_symbolic`; `SPGEMM_STATUS_INVALID_VALUE` (op_a or op_b not an
+/// `SPGEMM_OPERATION_*` code), `SPGEMM_STATUS_DIMENSION_MISMATCH` (op(A)'s columns differ
+/// from op(B)'s rows), `SPGEMM_STATUS_INDEX_OVERFLOW` (a transposed operand's rows do not
+/// fit its column index type), `SPGEMM_STATUS_NOT_SUPPORTED` (see above).
+/// Calls on one handle are serialised; different handles run concurrently.
+///
+/// # Safety
+/// As for `spgemm_symbolic`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_symbolic_op(
+    handle: *mut spgemm_handle_t,
+    op_a: spgemm_operation_t,
+    a: *const spgemm_matrix_t,
+    op_b: spgemm_operation_t,
+    b: *const spgemm_matrix_t,
+    c_offset_type: spgemm_index_type_t,
+    c_index_type: spgemm_index_type_t,
+    c_base: spgemm_index_base_t,
+    c_row_offsets: *mut c_void,
+    plan: *mut *mut spgemm_plan_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        let format = (c_offset_type, c_index_type, c_base);
+        // SAFETY: the caller's contract is `symbolic`'s.
+        unsafe { symbolic(h, (op_a, op_b), (a, b), format, c_row_offsets, plan) }
+    })
+}
+
+/// The body of `spgemm_symbolic` and `spgemm_symbolic_op`.
+///
+/// # Safety
+/// As for `spgemm_symbolic`.
+unsafe fn symbolic(
+    h: &crate::api::Handle,
+    (op_a, op_b): (spgemm_operation_t, spgemm_operation_t),
+    (a, b): (*const spgemm_matrix_t, *const spgemm_matrix_t),
+    (c_offset_type, c_index_type, c_base): (
+        spgemm_index_type_t,
+        spgemm_index_type_t,
+        spgemm_index_base_t,
+    ),
+    c_row_offsets: *mut c_void,
+    plan: *mut *mut spgemm_plan_t,
+) -> Result<()> {
+    non_null(plan, "plan")?;
+    // SAFETY: non-NULL, writable per contract.
+    unsafe { *plan = std::ptr::null_mut() };
+    let op_a = op_of(op_a, "op_a")?;
+    let op_b = op_of(op_b, "op_b")?;
+    // SAFETY: NULL or live per contract.
+    let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
+    let format = output_format(c_offset_type, c_index_type, c_base)?;
+    let p = match memory_pair(a, b)? {
+        Some(_) if op_a.transposes() || op_b.transposes() => {
+            return err(
+                Status::NotSupported,
+                format!(
+                    "A and B are device matrices but op(A) = {}, op(B) = {}: transposed \
+                     operands are computed on the CPU, which cannot read device memory",
+                    op_a.of("A"),
+                    op_b.of("B")
+                ),
+            );
+        }
+        Some((da, db)) => api::symbolic_device(h, da, db, format)?,
+        None => api::symbolic_op(h, op_a, &a.view("A")?, op_b, &b.view("B")?, format)?,
+    };
+    if !c_row_offsets.is_null() {
+        // SAFETY: m + 1 writable entries per contract.
+        let out = unsafe { offsets_out(c_row_offsets, format.offsets, p.nrows() + 1)? };
+        api::write_row_offsets_on(h, &p, out)?;
+    }
+    let boxed = Box::new(spgemm_plan_t {
+        inner: Mutex::new(p),
+    });
+    // SAFETY: as above.
+    unsafe { *plan = Box::into_raw(boxed) };
+    Ok(())
 }
 
 /// Writes C's m + 1 row offsets, in the type and base chosen at symbolic time.
@@ -285,12 +373,7 @@ fn run_numeric(
     let vals = match c_values {
         None => None,
         // SAFETY: nnz writable entries per contract.
-        Some(v) => Some(unsafe {
-            match p.shape.sig.values {
-                ValueType::Float32 => ValueSliceMut::F32(raw_slice_mut(v, nnz, "c_values")?),
-                ValueType::Float64 => ValueSliceMut::F64(raw_slice_mut(v, nnz, "c_values")?),
-            }
-        }),
+        Some(v) => Some(unsafe { values_out(p.shape.sig.values, v, nnz, "c_values")? }),
     };
     match pair {
         Some((da, db)) => api::numeric_device(
@@ -379,20 +462,74 @@ pub unsafe extern "C" fn spgemm_multiply(
     c: *mut *mut spgemm_matrix_t,
 ) -> spgemm_status_t {
     with_handle(handle, |h| {
-        non_null(c, "c")?;
-        // SAFETY: non-NULL, writable per contract.
-        unsafe { *c = std::ptr::null_mut() };
-        // SAFETY: NULL or live per contract.
-        let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
-        let format = output_format(c_offset_type, c_index_type, c_base)?;
-        let owned = api::multiply(h, &a.view("A")?, &b.view("B")?, format)?;
-        let m = Box::new(spgemm_matrix_t {
-            kind: MatrixKind::Owned(owned),
-        });
-        // SAFETY: as above.
-        unsafe { *c = Box::into_raw(m) };
-        Ok(())
+        let ops = (
+            SPGEMM_OPERATION_NON_TRANSPOSE,
+            SPGEMM_OPERATION_NON_TRANSPOSE,
+        );
+        let format = (c_offset_type, c_index_type, c_base);
+        // SAFETY: the caller's contract is `multiply`'s.
+        unsafe { multiply(h, ops, (a, b), format, c) }
     })
+}
+
+/// One-call product C = op_a(A) * op_b(B) (ops as in `spgemm_symbolic_op`) into arrays
+/// owned by the library, as `spgemm_multiply` (MKL's `mkl_sparse_spmm` and
+/// `mkl_sparse_sp2m` with `SPARSE_STAGE_FULL_MULT` take ops the same way). The transposes
+/// are made for this product and freed with its plan before the call returns.
+/// Errors: those of `spgemm_symbolic_op` and `spgemm_numeric`.
+/// Calls on one handle are serialised; different handles run concurrently.
+///
+/// # Safety
+/// `handle`, `a`, `b` are NULL or live; `c` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_multiply_op(
+    handle: *mut spgemm_handle_t,
+    op_a: spgemm_operation_t,
+    a: *const spgemm_matrix_t,
+    op_b: spgemm_operation_t,
+    b: *const spgemm_matrix_t,
+    c_offset_type: spgemm_index_type_t,
+    c_index_type: spgemm_index_type_t,
+    c_base: spgemm_index_base_t,
+    c: *mut *mut spgemm_matrix_t,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        let format = (c_offset_type, c_index_type, c_base);
+        // SAFETY: the caller's contract is `multiply`'s.
+        unsafe { multiply(h, (op_a, op_b), (a, b), format, c) }
+    })
+}
+
+/// The body of `spgemm_multiply` and `spgemm_multiply_op`.
+///
+/// # Safety
+/// As for `spgemm_multiply`.
+unsafe fn multiply(
+    h: &crate::api::Handle,
+    (op_a, op_b): (spgemm_operation_t, spgemm_operation_t),
+    (a, b): (*const spgemm_matrix_t, *const spgemm_matrix_t),
+    (c_offset_type, c_index_type, c_base): (
+        spgemm_index_type_t,
+        spgemm_index_type_t,
+        spgemm_index_base_t,
+    ),
+    c: *mut *mut spgemm_matrix_t,
+) -> Result<()> {
+    non_null(c, "c")?;
+    // SAFETY: non-NULL, writable per contract.
+    unsafe { *c = std::ptr::null_mut() };
+    let op_a = op_of(op_a, "op_a")?;
+    let op_b = op_of(op_b, "op_b")?;
+    // SAFETY: NULL or live per contract.
+    let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
+    let format = output_format(c_offset_type, c_index_type, c_base)?;
+    let owned = api::multiply_op(h, op_a, &a.view("A")?, op_b, &b.view("B")?, format)?;
+    let m = Box::new(spgemm_matrix_t {
+        kind: MatrixKind::Owned(owned),
+    });
+    // SAFETY: as above.
+    unsafe { *c = Box::into_raw(m) };
+    Ok(())
 }
 
 /// Numeric phase with C in device memory: fills C's m + 1 row offsets (when
@@ -434,10 +571,7 @@ pub unsafe extern "C" fn spgemm_numeric_device(
         let (a, b) = unsafe { (matrix_ref(a, "A")?, matrix_ref(b, "B")?) };
         let pair = memory_pair(a, b)?;
         let width = |t: IndexType| if t == IndexType::Int32 { 4 } else { 8 };
-        let vwidth = match p.shape.sig.values {
-            ValueType::Float32 => 4,
-            ValueType::Float64 => 8,
-        };
+        let vwidth = p.shape.sig.values.align();
         for (ptr, w, name) in [
             (c_row_offsets, width(p.format.offsets), "c_row_offsets"),
             (c_col_indices, width(p.format.indices), "c_col_indices"),

@@ -1,19 +1,20 @@
-//! SpMM entry points: `spgemm_spmm` (Y = alpha * op(A) * X + beta * Y, X and Y dense) and
-//! the optional analysis object `spgemm_spmm_analysis_t`.
+//! SpMM entry points: `spgemm_spmm` and `spgemm_spmm_scaled` (Y = alpha * op(A) * X +
+//! beta * Y, X and Y dense; alpha and beta as doubles or as values of A's type) and the
+//! optional analysis object `spgemm_spmm_analysis_t`.
 
 use std::ffi::c_void;
 
 use super::boundary::guard;
 use super::handle::{spgemm_handle_t, with_handle};
-use super::matrix::{dim, matrix_ref, raw_slice, raw_slice_mut, spgemm_matrix_t};
+use super::matrix::{dim, matrix_ref, spgemm_matrix_t, values_in, values_out};
 use super::spgemm_status_t;
-use crate::api::{self as spmm, DenseArgs, Layout, Op, SpmmAnalysis, ValueSlice, ValueSliceMut};
+use crate::api::{self as spmm, DenseArgs, Handle, Layout, Op, SpmmAnalysis};
 use crate::error::{Error, Result, Status, err};
-use crate::types::ValueType;
+use crate::types::{AnyScalar, Complex32, Complex64, ValueType};
 
 /// Storage order of the dense matrices X and Y. See `SPGEMM_LAYOUT_*`.
 pub type spgemm_layout_t = i32;
-/// op(A) in SpMM. See `SPGEMM_OPERATION_*`.
+/// op(A) in SpMM, op(A) and op(B) in SpGEMM. See `SPGEMM_OPERATION_*`.
 pub type spgemm_operation_t = i32;
 
 /// Row-major: entry (i, j) at `i * ld + j`; `ld >= k`.
@@ -23,8 +24,12 @@ pub const SPGEMM_LAYOUT_COL_MAJOR: spgemm_layout_t = 1;
 
 /// op(A) = A.
 pub const SPGEMM_OPERATION_NON_TRANSPOSE: spgemm_operation_t = 0;
-/// op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis).
+/// op(A) = A^T (through a transposed copy of A's structure; cache it with an analysis, or
+/// in a plan for SpGEMM).
 pub const SPGEMM_OPERATION_TRANSPOSE: spgemm_operation_t = 1;
+/// op(A) = A^H, the conjugate transpose (A^T's structure, conjugated values; the same as
+/// `SPGEMM_OPERATION_TRANSPOSE` for real values).
+pub const SPGEMM_OPERATION_CONJUGATE_TRANSPOSE: spgemm_operation_t = 2;
 
 /// Opaque precomputation for repeated SpMM with one matrix (MKL's `set_mm_hint` and
 /// `optimize`). Read-only once created: may be shared between threads and handles.
@@ -32,11 +37,12 @@ pub struct spgemm_spmm_analysis_t {
     inner: SpmmAnalysis,
 }
 
-fn op_of(code: spgemm_operation_t) -> Result<Op> {
+/// The op of `code`; `what` names the argument in the error.
+pub(crate) fn op_of(code: spgemm_operation_t, what: &str) -> Result<Op> {
     Op::from_code(code).ok_or_else(|| {
         Error::new(
             Status::InvalidValue,
-            format!("op = {code} is not an SPGEMM_OPERATION_* code"),
+            format!("{what} = {code} is not an SPGEMM_OPERATION_* code"),
         )
     })
 }
@@ -53,19 +59,23 @@ fn layout_of(code: spgemm_layout_t) -> Result<Layout> {
 /// Y = alpha * op(A) * X + beta * Y (SpMM; SpMV when k = 1).
 ///
 /// - `a`: the CSR matrix A (any offset/index/value type and base), m x n, with values.
-///   op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k) or A^T
-///   (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k).
-/// - `x`, `y`: the dense arrays X and Y, of A's value type (`float` or `double`), both in `layout`
+///   op(A) is A (`SPGEMM_OPERATION_NON_TRANSPOSE`, X is n x k, Y is m x k), A^T
+///   (`SPGEMM_OPERATION_TRANSPOSE`, X is m x k, Y is n x k) or A^H
+///   (`SPGEMM_OPERATION_CONJUGATE_TRANSPOSE`, shaped as A^T; A^T for real A).
+/// - `x`, `y`: the dense arrays X and Y, of A's value type (`float`, `double`,
+///   `float _Complex` or `double _Complex`), both in `layout`
 ///   (`SPGEMM_LAYOUT_ROW_MAJOR`: entry (i, j) at `i * ld + j`, `ld >= k`;
 ///   `SPGEMM_LAYOUT_COL_MAJOR`: entry (i, j) at `j * ld + i`, `ld >= max(1, rows)`), with
 ///   leading dimensions `ldx`, `ldy`. They must not overlap. Entries between rows (or
 ///   columns) beyond the leading dimension's used part are neither read nor written.
-/// - `alpha`, `beta`: scalars (converted to `float` for float matrices); any value,
+/// - `alpha`, `beta`: scalars (converted to `float` for float matrices; for complex ones
+///   they are the real parts, see `spgemm_spmm_scaled` for complex scalars); any value,
 ///   NaN included. BLAS conventions: `beta == 0` means Y is not read (NaN or garbage in Y
 ///   is overwritten); `alpha == 0` means A and X are not read (X may then be NULL).
 /// - `k >= 0` columns (k = 0 does nothing; k = 1 is SpMV).
 /// - `analysis`: NULL, or an analysis of A from `spgemm_spmm_analysis_create`; used when
-///   its op is `op` (its row partition and, for A^T, its transposed structure). A's values
+///   its op has `op`'s structure (A; or A^T and A^H, which share one): its row partition
+///   and, for a transpose, its transposed structure. A's values
 ///   may change between calls; its structure must be the one analysed.
 ///
 /// Determinism: each entry of Y is computed by one thread as `alpha * s + beta * y`, where
@@ -80,11 +90,12 @@ fn layout_of(code: spgemm_layout_t) -> Result<Layout> {
 /// allocated on first use, reused, freed with the handle); if it cannot be allocated the
 /// product runs without it.
 ///
-/// Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A on the GPU
-/// (A, X and Y are copied to the device and Y back; the analysis is not used there;
-/// `SPGEMM_OPERATION_TRANSPOSE` gives `SPGEMM_STATUS_NOT_SUPPORTED`); `SPGEMM_BACKEND_AUTO`
-/// uses the GPU when one is usable, op(A) = A and A has at least 2^20 entries, else the
-/// CPU (always the CPU without a GPU); `SPGEMM_BACKEND_CPU` the CPU. GPU sums may differ
+/// Backend (`spgemm_set_backend`): `SPGEMM_BACKEND_CUDA` computes op(A) = A for real values
+/// on the GPU (A, X and Y are copied to the device and Y back; the analysis is not used
+/// there; a transposed op or complex values give `SPGEMM_STATUS_NOT_SUPPORTED`, whether or
+/// not a GPU is present); `SPGEMM_BACKEND_AUTO` uses the GPU when one is usable, the values
+/// are real, op(A) = A and A has at least 2^20 entries, else the CPU (always the CPU
+/// without a GPU); `SPGEMM_BACKEND_CPU` the CPU. GPU sums may differ
 /// in the last bits from the CPU's (other order). A device matrix
 /// (`spgemm_matrix_create_csr_device`) gives `SPGEMM_STATUS_NOT_SUPPORTED`.
 ///
@@ -124,74 +135,151 @@ pub unsafe extern "C" fn spgemm_spmm(
     ldy: i64,
 ) -> spgemm_status_t {
     with_handle(handle, |h| {
-        let op = op_of(op)?;
-        let layout = layout_of(layout)?;
-        // SAFETY: NULL or live per contract.
-        let av = unsafe { matrix_ref(a, "A") }?.view("A")?;
-        let k = dim(k, "k")?;
-        let ldx = dim(ldx, "ldx")?;
-        let ldy = dim(ldy, "ldy")?;
-        let (x_rows, y_rows) = spmm::operand_rows(op, av.nrows, av.ncols);
-        let mut nx = spmm::dense_extent("X", layout, x_rows, k, ldx)?;
-        let ny = spmm::dense_extent("Y", layout, y_rows, k, ldy)?;
-        let alpha_zero = match av.value_type {
-            ValueType::Float32 => alpha as f32 == 0.0,
-            ValueType::Float64 => alpha == 0.0,
-        };
-        if alpha_zero {
-            nx = 0; // X is not read.
-        }
-        let esize = match av.value_type {
-            ValueType::Float32 => 4usize,
-            ValueType::Float64 => 8,
-        };
-        if nx > 0 && ny > 0 {
-            let (xs, xe) = (x as usize, (x as usize).saturating_add(nx * esize));
-            let (ys, ye) = (y as usize, (y as usize).saturating_add(ny * esize));
-            if xs < ye && ys < xe {
-                return err(Status::InvalidValue, "X and Y overlap");
-            }
-        }
-        // SAFETY: the caller guarantees nx readable and ny writable entries (non-aliased,
-        // checked above); raw_slice checks NULL, alignment and size.
-        let (xs, ys) = unsafe {
-            match av.value_type {
-                ValueType::Float32 => (
-                    ValueSlice::F32(raw_slice(x, nx, "X")?),
-                    ValueSliceMut::F32(raw_slice_mut(y, ny, "Y")?),
-                ),
-                ValueType::Float64 => (
-                    ValueSlice::F64(raw_slice(x, nx, "X")?),
-                    ValueSliceMut::F64(raw_slice_mut(y, ny, "Y")?),
-                ),
-            }
-        };
-        // SAFETY: NULL or live per contract.
-        let an = unsafe { analysis.as_ref() }.map(|p| &p.inner);
-        spmm::spmm(
-            h,
-            op,
-            alpha,
-            &av,
-            an,
-            beta,
-            DenseArgs {
-                layout,
-                k,
-                x: xs,
-                ldx,
-                y: ys,
-                ldy,
-            },
-        )
+        let scalars =
+            |t: ValueType| Ok((AnyScalar::from_f64(t, alpha), AnyScalar::from_f64(t, beta)));
+        let dense = (layout, k, x, ldx, y, ldy);
+        // SAFETY: the caller's contract is `spmm`'s.
+        unsafe { spmm(h, op, a, analysis, scalars, dense) }
     })
+}
+
+/// Y = alpha * op(A) * X + beta * Y as `spgemm_spmm`, with `alpha` and `beta` pointing to
+/// one value each of A's value type (`float`, `double`, `float _Complex` or
+/// `double _Complex`), as MKL's `mkl_sparse_?_mm` takes them; for complex A, op may be
+/// `SPGEMM_OPERATION_CONJUGATE_TRANSPOSE` (A^H; for real A it is A^T). Every convention of
+/// `spgemm_spmm` holds: `*beta == 0` (both parts) means Y is not read, `*alpha == 0` means
+/// A and X are not read; results are bitwise identical whatever the thread count (complex
+/// values use one row kernel: each entry of Y sums its row of op(A) in storage order, from
+/// zero, with the textbook complex product, no fused operations). The analysis of an op
+/// serves the other transposed op too (A^T and A^H share A^T's structure).
+///
+/// Backend: complex values and transposed ops are computed on the CPU;
+/// `SPGEMM_BACKEND_CUDA` gives `SPGEMM_STATUS_NOT_SUPPORTED` for them whether or not a GPU is
+/// present, `SPGEMM_BACKEND_AUTO` takes the CPU.
+///
+/// Errors: those of `spgemm_spmm`, and `SPGEMM_STATUS_NULL_POINTER` (alpha or beta NULL).
+/// Calls on one handle are serialised; different handles run concurrently.
+///
+/// # Safety
+/// As for `spgemm_spmm`; `alpha` and `beta` are NULL or point to a readable value of A's
+/// value type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_spmm_scaled(
+    handle: *mut spgemm_handle_t,
+    op: spgemm_operation_t,
+    alpha: *const c_void,
+    a: *const spgemm_matrix_t,
+    analysis: *const spgemm_spmm_analysis_t,
+    layout: spgemm_layout_t,
+    k: i64,
+    x: *const c_void,
+    ldx: i64,
+    beta: *const c_void,
+    y: *mut c_void,
+    ldy: i64,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        let scalars = |t: ValueType| {
+            // SAFETY: NULL or one readable value of A's type per contract.
+            unsafe { Ok((scalar(t, alpha, "alpha")?, scalar(t, beta, "beta")?)) }
+        };
+        let dense = (layout, k, x, ldx, y, ldy);
+        // SAFETY: the caller's contract is `spmm`'s.
+        unsafe { spmm(h, op, a, analysis, scalars, dense) }
+    })
+}
+
+/// One value of type `t` at `p` (any alignment).
+///
+/// # Safety
+/// `p` is NULL or points to a readable value of type `t`.
+unsafe fn scalar(t: ValueType, p: *const c_void, what: &str) -> Result<AnyScalar> {
+    if p.is_null() {
+        return err(Status::NullPointer, format!("{what} is NULL"));
+    }
+    // SAFETY: readable per contract; unaligned reads accept any address.
+    unsafe {
+        Ok(match t {
+            ValueType::Float32 => AnyScalar::from(p.cast::<f32>().read_unaligned()),
+            ValueType::Float64 => AnyScalar::from(p.cast::<f64>().read_unaligned()),
+            ValueType::Complex32 => AnyScalar::from(p.cast::<Complex32>().read_unaligned()),
+            ValueType::Complex64 => AnyScalar::from(p.cast::<Complex64>().read_unaligned()),
+        })
+    }
+}
+
+/// X and Y as given: layout code, k, X, ldx, Y, ldy.
+type DenseRaw = (spgemm_layout_t, i64, *const c_void, i64, *mut c_void, i64);
+
+/// The body of `spgemm_spmm` and `spgemm_spmm_scaled`: `scalars` gives alpha and beta in
+/// A's value type.
+///
+/// # Safety
+/// As for `spgemm_spmm`.
+unsafe fn spmm(
+    h: &Handle,
+    op: spgemm_operation_t,
+    a: *const spgemm_matrix_t,
+    analysis: *const spgemm_spmm_analysis_t,
+    scalars: impl FnOnce(ValueType) -> Result<(AnyScalar, AnyScalar)>,
+    (layout, k, x, ldx, y, ldy): DenseRaw,
+) -> Result<()> {
+    let op = op_of(op, "op")?;
+    let layout = layout_of(layout)?;
+    // SAFETY: NULL or live per contract.
+    let av = unsafe { matrix_ref(a, "A") }?.view("A")?;
+    let (alpha, beta) = scalars(av.value_type)?;
+    let k = dim(k, "k")?;
+    let ldx = dim(ldx, "ldx")?;
+    let ldy = dim(ldy, "ldy")?;
+    let (x_rows, y_rows) = spmm::operand_rows(op, av.nrows, av.ncols);
+    let mut nx = spmm::dense_extent("X", layout, x_rows, k, ldx)?;
+    let ny = spmm::dense_extent("Y", layout, y_rows, k, ldy)?;
+    if alpha.is_zero() {
+        nx = 0; // X is not read.
+    }
+    let esize = av.value_type.size();
+    if nx > 0 && ny > 0 {
+        let (xs, xe) = (x as usize, (x as usize).saturating_add(nx * esize));
+        let (ys, ye) = (y as usize, (y as usize).saturating_add(ny * esize));
+        if xs < ye && ys < xe {
+            return err(Status::InvalidValue, "X and Y overlap");
+        }
+    }
+    // SAFETY: the caller guarantees nx readable and ny writable entries (non-aliased,
+    // checked above); the helpers check NULL, alignment and size.
+    let (xs, ys) = unsafe {
+        (
+            values_in(av.value_type, x, nx, "X")?,
+            values_out(av.value_type, y, ny, "Y")?,
+        )
+    };
+    // SAFETY: NULL or live per contract.
+    let an = unsafe { analysis.as_ref() }.map(|p| &p.inner);
+    spmm::spmm_scaled(
+        h,
+        op,
+        alpha,
+        &av,
+        an,
+        beta,
+        DenseArgs {
+            layout,
+            k,
+            x: xs,
+            ldx,
+            y: ys,
+            ldy,
+        },
+    )
 }
 
 /// Analyses A for repeated `spgemm_spmm` calls with `op` (as MKL's `mkl_sparse_set_mm_hint`
 /// and `mkl_sparse_optimize` do): validates A fully once, stores a row partition balanced by
 /// nonzeros for the handle's thread count and a digest of A's structure, and for
-/// `SPGEMM_OPERATION_TRANSPOSE` the structure of A^T (about 16 bytes per entry), so the
-/// transposed product needs no temporary. `layout` and `k_hint` (expected number of
+/// `SPGEMM_OPERATION_TRANSPOSE` or `_CONJUGATE_TRANSPOSE` the structure of A^T (about 16
+/// bytes per entry; it serves both transposed ops), so the transposed product needs no
+/// temporary. `layout` and `k_hint` (expected number of
 /// columns, 0 = unknown) describe the expected use. Optional: `spgemm_spmm` works without.
 ///
 /// On success `*analysis` owns the object; release it with `spgemm_spmm_analysis_destroy`.
@@ -217,7 +305,7 @@ pub unsafe extern "C" fn spgemm_spmm_analysis_create(
         super::boundary::non_null(analysis, "analysis")?;
         // SAFETY: non-NULL and writable per contract.
         unsafe { *analysis = std::ptr::null_mut() };
-        let op = op_of(op)?;
+        let op = op_of(op, "op")?;
         let layout = layout_of(layout)?;
         let k_hint = dim(k_hint, "k_hint")?;
         // SAFETY: NULL or live per contract.

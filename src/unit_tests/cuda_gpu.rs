@@ -822,6 +822,8 @@ fn dev_matrix(d: &mut DevArrays, t: &Typed) -> DeviceCsr {
     let vals = t.val.as_ref().map(|v| match v {
         Val::F32(x) => d.up(&bytes_of(x)),
         Val::F64(x) => d.up(&bytes_of(x)),
+        Val::C32(x) => d.up(&bytes_of(x)),
+        Val::C64(x) => d.up(&bytes_of(x)),
     });
     DeviceCsr {
         nrows: t.nrows,
@@ -909,13 +911,13 @@ fn gpu_device_inputs_and_outputs() {
         );
         let ci = ints_of(&d.down(c_ci, nnz * if iw { 8 } else { 4 }), iw, base);
         let vals = d.down(c_v, nnz * vb);
-        let bits: Vec<u64> = if vb == 4 {
+        let bits: Vec<u128> = if vb == 4 {
             vals.chunks(4)
-                .map(|c| f32::from_ne_bytes(c.try_into().unwrap()).to_bits() as u64)
+                .map(|c| f32::from_ne_bytes(c.try_into().unwrap()).to_bits() as u128)
                 .collect()
         } else {
             vals.chunks(8)
-                .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+                .map(|c| u64::from_ne_bytes(c.try_into().unwrap()) as u128)
                 .collect()
         };
         assert_eq!(rp, want.ptr, "{what}: device row offsets");

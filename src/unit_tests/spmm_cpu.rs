@@ -102,7 +102,7 @@ fn reference(
         for p in a.ptr[i]..a.ptr[i + 1] {
             let (r, c) = match op {
                 Op::NonTranspose => (i, a.col[p]),
-                Op::Transpose => (a.col[p], i),
+                Op::Transpose | Op::ConjugateTranspose => (a.col[p], i),
             };
             let av = round(a.val[p]);
             for j in 0..k {
@@ -178,6 +178,7 @@ fn product(
             )?;
             Ok(yv)
         }
+        vt => unreachable!("the real SpMM tests give real values, not {vt:?}"),
     }
 }
 
@@ -191,6 +192,7 @@ fn check(got: &[f64], y: &Dense, want: &(Vec<f64>, Vec<f64>), vt: ValueType, wha
     let eps = match vt {
         ValueType::Float32 => 2e-6,
         ValueType::Float64 => 1e-14,
+        vt => unreachable!("real values only, not {vt:?}"),
     };
     for p in y.padding() {
         assert_eq!(
@@ -216,6 +218,7 @@ fn round_for(vt: ValueType) -> fn(f64) -> f64 {
     match vt {
         ValueType::Float32 => |v| v as f32 as f64,
         ValueType::Float64 => |v| v,
+        vt => unreachable!("real values only, not {vt:?}"),
     }
 }
 

@@ -8,4 +8,6 @@ mod bench_smoke;
 mod fortran_module;
 mod header;
 mod spgemm_cpu;
+mod spgemm_ops;
+mod spmm_complex;
 mod topo_ffi;

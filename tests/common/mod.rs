@@ -2,8 +2,8 @@
 //! combination, and a simple reference product.
 #![allow(dead_code)]
 
-use spgemm::types::{IndexType, ValueType};
-use spgemm::{AnyCsr, IndexSlice, OffsetSlice, ValueSlice};
+use spgemm::types::{Complex, Complex32, Complex64, IndexType, ValueType};
+use spgemm::{AnyCsr, IndexSlice, OffsetSlice, Op, ValueSlice};
 
 mod product;
 #[allow(unused_imports)] // not every suite compares products
@@ -112,9 +112,78 @@ pub fn random(rng: &mut Rng, s: Shape) -> Csr {
     }
 }
 
+/// The imaginary part of entry `p` of a matrix in a complex type (the real part is the
+/// entry's value): small multiples of 0.5, so that they are exact in every type.
+pub fn imag_part(p: usize) -> f64 {
+    ((p * 5 + 1) % 9) as f64 * 0.5 - 2.0
+}
+
+/// op(M) with its values in `T` (entry p of M has value `T::entry(val[p], p)`), rows of a
+/// transpose listing their entries in increasing row of M and, within a row of M, in
+/// storage order (the order the library's transposes keep), conjugated for
+/// `Op::ConjugateTranspose`.
+pub struct OpMat<T> {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub ptr: Vec<usize>,
+    pub col: Vec<usize>,
+    pub val: Vec<T>,
+}
+
+pub fn op_mat<T: RefScalar>(m: &Csr, op: Op) -> OpMat<T> {
+    let val = |p: usize| T::entry(m.val[p], p);
+    if op == Op::NonTranspose {
+        return OpMat {
+            nrows: m.nrows,
+            ncols: m.ncols,
+            ptr: m.ptr.clone(),
+            col: m.col.clone(),
+            val: (0..m.col.len()).map(val).collect(),
+        };
+    }
+    let mut rows: Vec<Vec<(usize, T)>> = vec![Vec::new(); m.ncols];
+    for i in 0..m.nrows {
+        for p in m.ptr[i]..m.ptr[i + 1] {
+            let v = if op == Op::ConjugateTranspose {
+                val(p).conj()
+            } else {
+                val(p)
+            };
+            rows[m.col[p]].push((i, v));
+        }
+    }
+    let mut out = OpMat {
+        nrows: m.ncols,
+        ncols: m.nrows,
+        ptr: vec![0],
+        col: Vec::new(),
+        val: Vec::new(),
+    };
+    for r in rows {
+        for (c, v) in r {
+            out.col.push(c);
+            out.val.push(v);
+        }
+        out.ptr.push(out.col.len());
+    }
+    out
+}
+
 /// Reference C = A*B: per row, products summed in the order A's row and B's rows are
 /// stored (the first product of a column is taken as is), columns sorted.
 pub fn reference<T: RefScalar>(a: &Csr, b: &Csr) -> (Vec<usize>, Vec<usize>, Vec<T>) {
+    reference_op(a, Op::NonTranspose, b, Op::NonTranspose)
+}
+
+/// Reference C = op(A)*op(B) (see [`op_mat`] for the order of a transpose's entries).
+pub fn reference_op<T: RefScalar>(
+    a: &Csr,
+    op_a: Op,
+    b: &Csr,
+    op_b: Op,
+) -> (Vec<usize>, Vec<usize>, Vec<T>) {
+    let a = op_mat::<T>(a, op_a);
+    let b = op_mat::<T>(b, op_b);
     assert_eq!(a.ncols, b.nrows);
     let mut ptr = vec![0];
     let mut col = Vec::new();
@@ -122,9 +191,9 @@ pub fn reference<T: RefScalar>(a: &Csr, b: &Csr) -> (Vec<usize>, Vec<usize>, Vec
     for i in 0..a.nrows {
         let mut row: std::collections::BTreeMap<usize, T> = Default::default();
         for p in a.ptr[i]..a.ptr[i + 1] {
-            let av = T::from(a.val[p]);
+            let av = a.val[p];
             for q in b.ptr[a.col[p]]..b.ptr[a.col[p] + 1] {
-                let prod = av.mul(T::from(b.val[q]));
+                let prod = av.mul(b.val[q]);
                 row.entry(b.col[q])
                     .and_modify(|x| *x = x.add(prod))
                     .or_insert(prod);
@@ -139,11 +208,22 @@ pub fn reference<T: RefScalar>(a: &Csr, b: &Csr) -> (Vec<usize>, Vec<usize>, Vec
     (ptr, col, val)
 }
 
+/// Values of the reference computations, with the library's arithmetic written out
+/// (complex: `(ar br - ai bi, ar bi + ai br)`, parts rounded separately, no fused ops).
 pub trait RefScalar: Copy + std::fmt::Debug {
     fn from(v: f64) -> Self;
+    /// The value of entry `p` whose (real) value in a test matrix is `v`.
+    fn entry(v: f64, p: usize) -> Self {
+        let _ = p;
+        Self::from(v)
+    }
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
-    fn bits(self) -> u64;
+    fn conj(self) -> Self {
+        self
+    }
+    /// The bits, NaN (in any part) canonical, so that results compare exactly.
+    fn bits(self) -> u128;
 }
 impl RefScalar for f64 {
     fn from(v: f64) -> Self {
@@ -155,11 +235,11 @@ impl RefScalar for f64 {
     fn mul(self, o: Self) -> Self {
         self * o
     }
-    fn bits(self) -> u64 {
+    fn bits(self) -> u128 {
         if self.is_nan() {
-            u64::MAX
+            u64::MAX as u128
         } else {
-            self.to_bits()
+            self.to_bits() as u128
         }
     }
 }
@@ -173,14 +253,55 @@ impl RefScalar for f32 {
     fn mul(self, o: Self) -> Self {
         self * o
     }
-    fn bits(self) -> u64 {
+    fn bits(self) -> u128 {
         if self.is_nan() {
-            u64::MAX
+            u64::MAX as u128
         } else {
-            self.to_bits() as u64
+            self.to_bits() as u128
         }
     }
 }
+macro_rules! ref_complex {
+    ($t:ty) => {
+        impl RefScalar for Complex<$t> {
+            fn from(v: f64) -> Self {
+                Complex {
+                    re: v as $t,
+                    im: 0.0,
+                }
+            }
+            fn entry(v: f64, p: usize) -> Self {
+                Complex {
+                    re: v as $t,
+                    im: imag_part(p) as $t,
+                }
+            }
+            fn add(self, o: Self) -> Self {
+                Complex {
+                    re: self.re + o.re,
+                    im: self.im + o.im,
+                }
+            }
+            fn mul(self, o: Self) -> Self {
+                Complex {
+                    re: self.re * o.re - self.im * o.im,
+                    im: self.re * o.im + self.im * o.re,
+                }
+            }
+            fn conj(self) -> Self {
+                Complex {
+                    re: self.re,
+                    im: -self.im,
+                }
+            }
+            fn bits(self) -> u128 {
+                (self.re.bits() << 64) | self.im.bits()
+            }
+        }
+    };
+}
+ref_complex!(f32);
+ref_complex!(f64);
 
 /// Owned arrays of one matrix in a chosen type combination and base.
 pub struct Typed {
@@ -204,6 +325,8 @@ pub enum Ix {
 pub enum Val {
     F32(Vec<f32>),
     F64(Vec<f64>),
+    C32(Vec<Complex32>),
+    C64(Vec<Complex64>),
 }
 
 pub fn typed(
@@ -226,6 +349,8 @@ pub fn typed(
     let val = with_values.then(|| match vt {
         ValueType::Float32 => Val::F32(m.val.iter().map(|&x| x as f32).collect()),
         ValueType::Float64 => Val::F64(m.val.clone()),
+        ValueType::Complex32 => Val::C32(entries(m)),
+        ValueType::Complex64 => Val::C64(entries(m)),
     });
     Typed {
         nrows: m.nrows,
@@ -256,6 +381,8 @@ impl Typed {
             values: self.val.as_ref().map(|v| match v {
                 Val::F32(v) => ValueSlice::F32(v),
                 Val::F64(v) => ValueSlice::F64(v),
+                Val::C32(v) => ValueSlice::C32(v),
+                Val::C64(v) => ValueSlice::C64(v),
             }),
             value_type: self.vt,
         }
@@ -264,4 +391,22 @@ impl Typed {
 
 pub const OFFSET_TYPES: [IndexType; 3] = [IndexType::Int32, IndexType::Int64, IndexType::SizeT];
 pub const INDEX_TYPES: [IndexType; 2] = [IndexType::Int32, IndexType::Int64];
+/// The values of `m` in a complex type (see [`imag_part`]).
+pub fn entries<T: RefScalar>(m: &Csr) -> Vec<T> {
+    m.val
+        .iter()
+        .enumerate()
+        .map(|(p, &v)| T::entry(v, p))
+        .collect()
+}
+
+/// The real value types (the GPU's).
 pub const VALUE_TYPES: [ValueType; 2] = [ValueType::Float32, ValueType::Float64];
+pub const COMPLEX_TYPES: [ValueType; 2] = [ValueType::Complex32, ValueType::Complex64];
+pub const ALL_VALUE_TYPES: [ValueType; 4] = [
+    ValueType::Float32,
+    ValueType::Float64,
+    ValueType::Complex32,
+    ValueType::Complex64,
+];
+pub const OPS: [Op; 3] = [Op::NonTranspose, Op::Transpose, Op::ConjugateTranspose];

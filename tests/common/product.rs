@@ -2,10 +2,10 @@
 //! the reference product in the same form, and row sorting for unsorted results. Shared by
 //! the CPU and GPU SpGEMM suites so both compare against exactly the same expectations.
 
-use super::{Csr, RefScalar, Typed, reference};
-use spgemm::Handle;
+use super::{Csr, RefScalar, Typed, reference_op};
 use spgemm::Result;
-use spgemm::types::ValueType;
+use spgemm::types::{Complex32, Complex64, ValueType};
+use spgemm::{Handle, Op};
 use spgemm::{IndexVec, OffsetVec, ValueVec};
 use spgemm::{OutputFormat, Plan};
 
@@ -14,7 +14,7 @@ use spgemm::{OutputFormat, Plan};
 pub struct Out {
     pub ptr: Vec<usize>,
     pub col: Vec<usize>,
-    pub bits: Vec<u64>,
+    pub bits: Vec<u128>,
 }
 
 pub fn offsets_to_usize(o: &OffsetVec, base: usize) -> Vec<usize> {
@@ -35,6 +35,8 @@ pub fn collect_out(off: &OffsetVec, idx: &IndexVec, val: Option<&ValueVec>, base
         None => vec![],
         Some(ValueVec::F32(v)) => v.iter().map(|x| x.bits()).collect(),
         Some(ValueVec::F64(v)) => v.iter().map(|x| x.bits()).collect(),
+        Some(ValueVec::C32(v)) => v.iter().map(|x| x.bits()).collect(),
+        Some(ValueVec::C64(v)) => v.iter().map(|x| x.bits()).collect(),
     };
     Out {
         ptr: offsets_to_usize(off, base),
@@ -74,15 +76,25 @@ pub fn numeric_out(
 
 /// The reference product in value type `vt`, values left out unless `with_values`.
 pub fn expected(a: &Csr, b: &Csr, vt: ValueType, with_values: bool) -> Out {
+    expected_op(a, Op::NonTranspose, b, Op::NonTranspose, vt, with_values)
+}
+
+/// The reference op(A)*op(B) in value type `vt`, values left out unless `with_values`.
+pub fn expected_op(a: &Csr, op_a: Op, b: &Csr, op_b: Op, vt: ValueType, with_values: bool) -> Out {
+    fn run<T: RefScalar>(
+        a: &Csr,
+        op_a: Op,
+        b: &Csr,
+        op_b: Op,
+    ) -> (Vec<usize>, Vec<usize>, Vec<u128>) {
+        let (p, c, v) = reference_op::<T>(a, op_a, b, op_b);
+        (p, c, v.iter().map(|x| x.bits()).collect())
+    }
     let (ptr, col, bits) = match vt {
-        ValueType::Float32 => {
-            let (p, c, v) = reference::<f32>(a, b);
-            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
-        }
-        ValueType::Float64 => {
-            let (p, c, v) = reference::<f64>(a, b);
-            (p, c, v.iter().map(|x| x.bits()).collect::<Vec<_>>())
-        }
+        ValueType::Float32 => run::<f32>(a, op_a, b, op_b),
+        ValueType::Float64 => run::<f64>(a, op_a, b, op_b),
+        ValueType::Complex32 => run::<Complex32>(a, op_a, b, op_b),
+        ValueType::Complex64 => run::<Complex64>(a, op_a, b, op_b),
     };
     Out {
         ptr,
@@ -97,7 +109,7 @@ pub fn sort_rows(o: &Out) -> Out {
     let mut bits = o.bits.clone();
     for i in 0..o.ptr.len() - 1 {
         let (s, e) = (o.ptr[i], o.ptr[i + 1]);
-        let mut pairs: Vec<(usize, u64)> = (s..e)
+        let mut pairs: Vec<(usize, u128)> = (s..e)
             .map(|p| (o.col[p], *o.bits.get(p).unwrap_or(&0)))
             .collect();
         pairs.sort_unstable();

@@ -3,10 +3,10 @@
 //! A^T, the transposed structure). Argument checks and the backend choice are made above.
 
 use super::rows::{CsrRows, SparseRows, TransposedRows};
-use super::transpose::Transpose;
 use super::{self as kern, Isa, PackScratch, Problem, SpmmScalar};
 use crate::common::csr::CsrRef;
 use crate::common::options::{Layout, Op};
+use crate::common::transpose::Transpose;
 use crate::cpu::Ctx;
 use crate::error::{Error, Result, Status};
 use crate::platform::alloc::try_filled;
@@ -30,7 +30,7 @@ impl PackValue for f64 {
 }
 
 /// What the CPU precomputes for a matrix used in many products: a row partition balanced
-/// by nonzeros for `threads` workers and, for op(A) = A^T, the transposed structure.
+/// by nonzeros for `threads` workers and, for op(A) = A^T or A^H, the transposed structure.
 pub struct Analysis {
     pub threads: usize,
     pub bounds: Vec<usize>,
@@ -68,7 +68,8 @@ pub fn analyse<O: Idx, I: Idx, V: Scalar>(
             let parts = kern::chunk_count(&rows, k_est, threads);
             (kern::partition(&rows, parts), None)
         }
-        Op::Transpose => {
+        // A^H has A^T's structure (the conjugation is applied to values as they are read).
+        Op::Transpose | Op::ConjugateTranspose => {
             let t = Transpose::build(a)?;
             let rows = TransposedRows { t: &t, vals };
             let parts = kern::chunk_count(&rows, k_est, threads);
@@ -117,10 +118,7 @@ pub fn spmm<O: Idx, I: Idx, V: PackValue>(
         y,
         ldy,
     } = d;
-    let y_rows = match op {
-        Op::NonTranspose => a.nrows(),
-        Op::Transpose => a.ncols(),
-    };
+    let y_rows = op.shape(a.nrows(), a.ncols()).0;
     if k == 0 || y_rows == 0 {
         return Ok(());
     }
@@ -174,7 +172,8 @@ pub fn spmm<O: Idx, I: Idx, V: PackValue>(
             let rows = CsrRows { csr: *a, vals };
             run_on(ctx, isa, &rows, p, bounds);
         }
-        Op::Transpose => {
+        // Real values: A^H is A^T.
+        Op::Transpose | Op::ConjugateTranspose => {
             let owned;
             let t = match analysis.and_then(|an| an.transpose.as_ref()) {
                 Some(t) => t,

@@ -24,12 +24,12 @@
 pub mod avx512;
 pub mod colmajor;
 pub mod entry;
+pub mod generic;
 #[cfg(target_arch = "x86_64")]
 pub mod lanes;
 pub mod rowmajor;
 pub mod rows;
 pub mod spmv;
-pub mod transpose;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

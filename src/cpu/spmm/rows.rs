@@ -9,7 +9,7 @@
 use crate::common::csr::CsrRef;
 use crate::types::{Idx, Scalar};
 
-use super::transpose::Transpose;
+use crate::common::transpose::Transpose;
 
 /// Rows of a sparse matrix with values, 0-based.
 pub trait SparseRows<V: Scalar>: Sync {
