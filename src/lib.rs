@@ -14,6 +14,7 @@ pub mod alloc;
 pub mod cpu;
 pub mod csr;
 pub mod cuda;
+pub mod dist;
 pub mod error;
 pub mod exec;
 pub mod ffi;
