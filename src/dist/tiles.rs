@@ -178,7 +178,15 @@ pub fn distribute<O: Idx, I: Idx, V: DistScalar>(
         tile_nnz[t] = counts[t * lr..(t + 1) * lr].iter().sum::<i64>() as usize;
     }
     // Counts exchange: to member j, for each of its tiles, this rank's row counts.
-    let mut send_counts: Vec<i64> = Vec::with_capacity(nt * lr);
+    // Every count goes to some member once: nt * lr entries, as `counts` (already had).
+    let mut send_counts: Vec<i64> = Vec::new();
+    let room = send_counts.try_reserve_exact(nt * lr).map_err(|_| {
+        Error::new(
+            Status::AllocFailed,
+            format!("cannot allocate {} row counts of A to send", nt * lr),
+        )
+    });
+    agree(world, room)?;
     let mut sc = vec![0usize; pc];
     let mut se = vec![0usize; pc];
     for (j, (scj, sej)) in sc.iter_mut().zip(se.iter_mut()).enumerate() {
