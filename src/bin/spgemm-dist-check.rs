@@ -745,7 +745,36 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
     rep.check(all_ok(world, r.is_ok()), "plan usable after failed calls");
 }
 
+/// A small plan for the lifecycle checks (A = the error checks' matrix).
+fn small_plan(comm: &DistComm, node: &CpuNode, alg: Algorithm) -> Plan<f64> {
+    let (p, me) = (comm.size(), comm.rank());
+    let m = 40 + p;
+    let a = gen_matrix(m, m, false, 99);
+    let rows = ranges(m, p, 0);
+    let (r0, r1) = (rows[me], rows[me + 1]);
+    let la = local_rows::<i32, i32>(&a, r0, r1, 0);
+    let lv: Vec<f64> = a.vals[a.offs[r0]..a.offs[r1]].to_vec();
+    let dm = DistMatrix {
+        global_rows: m,
+        global_cols: m,
+        row_start: r0,
+        local_rows: r1 - r0,
+        x_range: None,
+        base: 0,
+        row_offsets: &la.offs,
+        col_indices: &la.cols,
+        values: &lv,
+    };
+    let mut opts = PlanOptions::new(4, Layout::RowMajor);
+    opts.algorithm = alg;
+    Plan::new(comm, node, &dm, &opts).expect("small plan")
+}
+
 fn main() {
+    // Before MPI_Init: an error, and no MPI call.
+    let early = DistComm::from_fortran(0);
+    let early_ok = matches!(&early, Err(e) if e.status == Status::InvalidValue
+        && e.message.contains("not initialised"));
     let universe = mpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let me = world.rank() as usize;
@@ -831,13 +860,42 @@ fn main() {
         rep.check(all_ok(&world, r.is_ok()), "case");
     }
     error_checks(&world, &comm, &node, &mut rep);
+    rep.check(
+        all_ok(&world, early_ok),
+        "DistComm before MPI_Init is an error",
+    );
+    // An invalid Fortran handle: an error on every rank (no collective is reached).
+    let bad = DistComm::from_fortran(987_654);
+    let bad_ok = matches!(&bad, Err(e) if e.status == Status::InvalidValue);
+    rep.check(all_ok(&world, bad_ok), "invalid Fortran handle");
+    // A plan with RMA windows (where one-sided MPI works), kept past MPI_Finalize.
+    let alg = if comm.rma_available().unwrap_or(false) {
+        Algorithm::SC2DAsync
+    } else {
+        Algorithm::SA15D
+    };
+    let mut late = small_plan(&comm, &node, alg);
     let mut failed = 0usize;
     world.all_reduce_into(&rep.failed, &mut failed, SystemOperation::max());
     if me == 0 {
         println!("spgemm-dist-check: {p} ranks, {} cases", cases.len());
         println!("{} passed, {} failed", rep.passed, failed);
     }
-    drop(comm);
     drop(universe);
-    std::process::exit(if failed == 0 { 0 } else { 1 });
+    // After MPI_Finalize: errors without MPI calls; drops free nothing (no crash).
+    let after = DistComm::from_fortran(fh);
+    let mut post_ok = matches!(&after, Err(e) if e.message.contains("finalised"));
+    // Larger than this rank's rows of the small plan's X and Y.
+    let x = vec![1.0; 4 * (40 + p)];
+    let mut y = vec![0.0; 4 * (40 + p)];
+    post_ok &= matches!(late.execute(&node, 1.0, &x, 4, 0.0, &mut y, 4),
+        Err(e) if e.status == Status::InvalidValue);
+    drop(late);
+    drop(comm);
+    if !post_ok {
+        eprintln!("rank {me}: FAILED calls after MPI_Finalize");
+    } else if me == 0 {
+        println!("after MPI_Finalize: calls return an error, drops skip the frees");
+    }
+    std::process::exit(if failed == 0 && post_ok { 0 } else { 1 });
 }
