@@ -745,6 +745,73 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
     rep.check(all_ok(world, r.is_ok()), "plan usable after failed calls");
 }
 
+/// `--model M`: the model's candidates for an M x M power-law matrix, k = 32, next to one
+/// timed execute of each (informative, not a check).
+fn model_table(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, m: usize) {
+    let (p, me) = (comm.size(), comm.rank());
+    let k = 32;
+    let a = gen_matrix(m, m, true, 7);
+    let rows = ranges(m, p, 0);
+    let (r0, r1) = (rows[me], rows[me + 1]);
+    let la = local_rows::<i64, i32>(&a, r0, r1, 0);
+    let lv: Vec<f64> = a.vals[a.offs[r0]..a.offs[r1]].to_vec();
+    let dm = DistMatrix {
+        global_rows: m,
+        global_cols: m,
+        row_start: r0,
+        local_rows: r1 - r0,
+        x_range: None,
+        base: 0,
+        row_offsets: &la.offs,
+        col_indices: &la.cols,
+        values: &lv,
+    };
+    let opts = PlanOptions::new(k, Layout::RowMajor);
+    let est = spgemm::dist::estimate(comm, node, &dm, &opts).expect("estimate");
+    let x = vec![1.0; (r1 - r0) * k];
+    let mut y = vec![0.0; (r1 - r0) * k];
+    if me == 0 {
+        println!(
+            "{m} x {m}, nnz {}, k {k}, {p} ranks; alpha {:.2e} s, beta {:.2e} s/B",
+            a.cols.len(),
+            est.net.alpha_s,
+            est.net.beta_s_per_byte
+        );
+        println!("algorithm   grid   model ms  measured ms  model MB  counted MB  max MB/rank");
+    }
+    for (n, c) in est.candidates.iter().enumerate() {
+        let o = PlanOptions {
+            algorithm: c.algorithm,
+            grid: Some(c.grid),
+            ..opts
+        };
+        let mut plan = Plan::<f64>::new(comm, node, &dm, &o).expect("plan");
+        plan.execute(node, 1.0, &x, k, 0.0, &mut y, k)
+            .expect("warm-up");
+        let st = plan
+            .execute(node, 1.0, &x, k, 0.0, &mut y, k)
+            .expect("execute");
+        let mut t = 0.0f64;
+        world.all_reduce_into(&st.total_s, &mut t, SystemOperation::max());
+        let mut b = 0u64;
+        world.all_reduce_into(&st.bytes_received, &mut b, SystemOperation::sum());
+        if me == 0 {
+            println!(
+                "{:<11} {}x{:<4} {:>8.3} {:>12.3} {:>9.3} {:>11.3} {:>12.3}{}",
+                c.algorithm.name(),
+                c.grid.pr,
+                c.grid.pc,
+                c.time_s * 1e3,
+                t * 1e3,
+                c.bytes_total / 1e6,
+                b as f64 / 1e6,
+                c.memory_max as f64 / 1e6,
+                if n == est.chosen { "  <- auto" } else { "" }
+            );
+        }
+    }
+}
+
 /// A small plan for the lifecycle checks (A = the error checks' matrix).
 fn small_plan(comm: &DistComm, node: &CpuNode, alg: Algorithm) -> Plan<f64> {
     let (p, me) = (comm.size(), comm.rank());
@@ -796,6 +863,15 @@ fn main() {
     // SAFETY: the world communicator is live; c2f only converts its handle.
     let fh = unsafe { mpi::ffi::RSMPI_Comm_c2f(world.as_raw()) };
     let comm = DistComm::from_fortran(fh).expect("communicator from its Fortran handle");
+    if let Some(i) = args.iter().position(|a| a == "--model") {
+        let m: usize = args
+            .get(i + 1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(20_000);
+        model_table(&world, &comm, &node, m);
+        drop(comm);
+        return;
+    }
     let mut rep = Report {
         passed: 0,
         failed: 0,
