@@ -12,76 +12,111 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use spgemm::csr::{AnyCsr, IndexSlice, OffsetSlice};
-use spgemm::dist::{
-    Algorithm, DistComm, DistMatrix, DistScalar, Grid, Layout, NodeSpmm, Plan, PlanOptions, Tile,
-    ValuesMut,
+use spgemm::types::{Idx, Scalar, ValueType};
+use spgemm::{
+    AnyCsr, Backend, DenseArgs, DistAlgorithm as Algorithm, DistComm, DistGrid as Grid, DistMatrix,
+    DistPlan, DistPlanOptions as PlanOptions, Handle, IndexSlice, Layout, OffsetSlice, Op, Result,
+    Status, ValueSlice, ValueSliceMut, dist_spmm, dist_spmm_estimate, dist_spmm_plan,
+    dist_spmm_update_values,
 };
-use spgemm::handle::{Backend, Handle};
-use spgemm::output::ValueSliceMut;
-use spgemm::spmm::{DenseArgs, Op};
-use spgemm::types::{Idx, Scalar};
-use spgemm::{Result, Status};
 
-/// The node products through the library's own typed SpMM on one thread per rank.
-struct CpuNode {
-    h: Handle,
+/// The element types of the test's arrays as the API's type-erased slices (each type
+/// answers for the roles it can take: offsets, column indices, values).
+trait Erase: Sized {
+    fn offsets(_: &[Self]) -> OffsetSlice<'_> {
+        unreachable!("not an offset type")
+    }
+    fn indices(_: &[Self]) -> IndexSlice<'_> {
+        unreachable!("not an index type")
+    }
 }
-
-fn layout_of(l: Layout) -> spgemm::spmm::Layout {
-    match l {
-        Layout::RowMajor => spgemm::spmm::Layout::RowMajor,
-        Layout::ColMajor => spgemm::spmm::Layout::ColMajor,
+impl Erase for i32 {
+    fn offsets(s: &[i32]) -> OffsetSlice<'_> {
+        OffsetSlice::I32(s)
+    }
+    fn indices(s: &[i32]) -> IndexSlice<'_> {
+        IndexSlice::I32(s)
+    }
+}
+impl Erase for i64 {
+    fn offsets(s: &[i64]) -> OffsetSlice<'_> {
+        OffsetSlice::I64(s)
+    }
+    fn indices(s: &[i64]) -> IndexSlice<'_> {
+        IndexSlice::I64(s)
+    }
+}
+impl Erase for u64 {
+    fn offsets(s: &[u64]) -> OffsetSlice<'_> {
+        OffsetSlice::U64(s)
     }
 }
 
-fn erase_mut<V: DistScalar>(y: &mut [V]) -> ValueSliceMut<'_> {
-    match V::erase_mut(y) {
-        ValuesMut::F32(s) => ValueSliceMut::F32(s),
-        ValuesMut::F64(s) => ValueSliceMut::F64(s),
+/// The value types of the test (f32, f64).
+trait Val: Scalar {
+    fn erase(x: &[Self]) -> ValueSlice<'_>;
+    fn erase_mut(y: &mut [Self]) -> ValueSliceMut<'_>;
+}
+impl Val for f32 {
+    fn erase(x: &[f32]) -> ValueSlice<'_> {
+        ValueSlice::F32(x)
+    }
+    fn erase_mut(y: &mut [f32]) -> ValueSliceMut<'_> {
+        ValueSliceMut::F32(y)
+    }
+}
+impl Val for f64 {
+    fn erase(x: &[f64]) -> ValueSlice<'_> {
+        ValueSlice::F64(x)
+    }
+    fn erase_mut(y: &mut [f64]) -> ValueSliceMut<'_> {
+        ValueSliceMut::F64(y)
     }
 }
 
-impl NodeSpmm for CpuNode {
-    fn spmm<V: DistScalar>(
-        &self,
-        a: Tile<'_, V>,
-        layout: Layout,
-        k: usize,
-        x: &[V],
-        ldx: usize,
-        alpha: V,
-        beta: V,
-        y: &mut [V],
-        ldy: usize,
-    ) -> Result<()> {
-        let any = AnyCsr {
-            nrows: a.nrows(),
-            ncols: a.ncols(),
-            base: 0,
-            offsets: OffsetSlice::I64(a.row_offsets()),
-            indices: IndexSlice::I32(a.col_indices()),
-            values: a.values().map(V::erase),
+/// One rank's rows as the API's distributed matrix.
+#[allow(clippy::too_many_arguments)]
+fn dist_matrix<'a, O: Erase, I: Erase, V: Val>(
+    comm: &'a DistComm,
+    (m, n): (usize, usize),
+    row_start: usize,
+    x_range: Option<(usize, usize)>,
+    base: usize,
+    offs: &'a [O],
+    cols: &'a [I],
+    vals: &'a [V],
+) -> DistMatrix<'a> {
+    DistMatrix {
+        comm,
+        global_rows: m,
+        global_cols: n,
+        row_start,
+        x_range,
+        local: AnyCsr {
+            nrows: offs.len().saturating_sub(1),
+            ncols: n,
+            base,
+            offsets: O::offsets(offs),
+            indices: I::indices(cols),
+            values: Some(V::erase(vals)),
             value_type: V::KIND,
-        };
-        let d = DenseArgs {
-            layout: layout_of(layout),
-            k,
-            x: V::erase(x),
-            ldx,
-            y: erase_mut(y),
-            ldy,
-        };
-        spgemm::spmm::spmm(
-            &self.h,
-            Op::NonTranspose,
-            alpha.to_f64(),
-            &any,
-            None,
-            beta.to_f64(),
-            d,
-        )
+        },
     }
+}
+
+/// One distributed product through the public API.
+#[allow(clippy::too_many_arguments)]
+fn execute<V: Val>(
+    h: &Handle,
+    plan: &mut DistPlan,
+    alpha: f64,
+    x: &[V],
+    ldx: usize,
+    beta: f64,
+    y: &mut [V],
+    ldy: usize,
+) -> Result<spgemm::DistStats> {
+    dist_spmm(h, plan, alpha, V::erase(x), ldx, beta, V::erase_mut(y), ldy)
 }
 
 /// splitmix64: the same stream on every rank.
@@ -218,7 +253,7 @@ fn to_layout<V: Scalar>(
 
 /// The serial product of the whole matrix with the library's SpMM.
 #[allow(clippy::too_many_arguments)]
-fn serial<V: DistScalar>(
+fn serial<V: Val>(
     h: &Handle,
     a: &Global,
     vals: &[f64],
@@ -246,14 +281,14 @@ fn serial<V: DistScalar>(
         value_type: V::KIND,
     };
     let d = DenseArgs {
-        layout: layout_of(l),
+        layout: l,
         k,
         x: V::erase(&xs),
         ldx,
-        y: erase_mut(&mut ys),
+        y: V::erase_mut(&mut ys),
         ldy,
     };
-    spgemm::spmm::spmm(h, Op::NonTranspose, alpha, &any, None, beta, d).expect("serial SpMM");
+    spgemm::spmm(h, Op::NonTranspose, alpha, &any, None, beta, d).expect("serial SpMM");
     // Back to row-major m x k.
     let mut out = vec![V::ZERO; a.m * k];
     for r in 0..a.m {
@@ -324,10 +359,10 @@ fn all_ok(world: &SimpleCommunicator, ok: bool) -> bool {
 const ABS: [(f64, f64); 4] = [(1.0, 0.0), (2.5, -0.5), (-1.0, 1.0), (0.0, 0.75)];
 
 /// Runs a case; returns a description of the first mismatch on this rank, if any.
-fn run_case<V: DistScalar, O: Idx, I: Idx>(
+fn run_case<V: Val, O: Idx + Erase, I: Idx + Erase>(
     world: &SimpleCommunicator,
     comm: &DistComm,
-    node: &CpuNode,
+    h: &Handle,
     c: &Case,
     base: usize,
 ) -> std::result::Result<(), String> {
@@ -354,21 +389,20 @@ fn run_case<V: DistScalar, O: Idx, I: Idx>(
         .iter()
         .map(|&v| V::from_f64(v))
         .collect();
-    let dm = DistMatrix {
-        global_rows: m,
-        global_cols: n,
-        row_start: r0,
-        local_rows: r1 - r0,
-        x_range: if c.rect { Some((x0, x1 - x0)) } else { None },
+    let dm = dist_matrix(
+        comm,
+        (m, n),
+        r0,
+        if c.rect { Some((x0, x1 - x0)) } else { None },
         base,
-        row_offsets: &la.offs,
-        col_indices: &la.cols,
-        values: &lv,
-    };
+        &la.offs,
+        &la.cols,
+        &lv,
+    );
     let mut opts = PlanOptions::new(k, c.layout);
     opts.algorithm = c.alg;
     opts.grid = c.grid;
-    let mut plan = Plan::<V>::new(comm, node, &dm, &opts).map_err(|e| format!("plan: {e}"))?;
+    let mut plan = dist_spmm_plan(h, &dm, &opts).map_err(|e| format!("plan: {e}"))?;
     let g = plan.grid();
     // Leading dimensions above the minimum, to exercise strides.
     let ldx = match c.layout {
@@ -386,23 +420,14 @@ fn run_case<V: DistScalar, O: Idx, I: Idx>(
     } else {
         to_layout::<V>(&y0, k, r0, r1, c.layout, ldy)
     };
-    let stats = plan
-        .execute(
-            node,
-            V::from_f64(alpha),
-            &xl,
-            ldx,
-            V::from_f64(beta),
-            &mut y,
-            ldy,
-        )
+    let stats = execute(h, &mut plan, alpha, &xl, ldx, beta, &mut y, ldy)
         .map_err(|e| format!("execute: {e}"))?;
-    let reference = serial::<V>(&node.h, &a, &a.vals, &x, &y0, k, c.layout, alpha, beta);
+    let reference = serial::<V>(h, &a, &a.vals, &x, &y0, k, c.layout, alpha, beta);
     // Scale for the relative tolerance: |alpha| |A| |X| + |beta Y0|.
     let abs_vals: Vec<f64> = a.vals.iter().map(|v| v.abs()).collect();
     let abs_x: Vec<f64> = x.iter().map(|v| v.abs()).collect();
     let scale = serial::<f64>(
-        &node.h,
+        h,
         &a,
         &abs_vals,
         &abs_x,
@@ -418,7 +443,7 @@ fn run_case<V: DistScalar, O: Idx, I: Idx>(
     // Local verdicts are noted, not returned: every rank must still take part in the
     // collectives below.
     let mut fail: Option<String> = None;
-    let tol = if V::KIND == spgemm::types::ValueType::Float32 {
+    let tol = if V::KIND == ValueType::Float32 {
         1e-5
     } else {
         1e-12
@@ -496,25 +521,22 @@ fn run_case<V: DistScalar, O: Idx, I: Idx>(
         .iter()
         .map(|&v| V::from_f64(v))
         .collect();
-    let dm2 = DistMatrix { values: &lv2, ..dm };
-    plan.update_values(&dm2)
-        .map_err(|e| format!("update_values: {e}"))?;
+    let dm2 = DistMatrix {
+        local: AnyCsr {
+            values: Some(V::erase(&lv2)),
+            ..dm.local
+        },
+        ..dm
+    };
+    dist_spmm_update_values(h, &mut plan, &dm2).map_err(|e| format!("update_values: {e}"))?;
     let mut y2 = to_layout::<V>(&y0, k, r0, r1, c.layout, ldy);
-    plan.execute(
-        node,
-        V::from_f64(alpha),
-        &xl2,
-        ldx,
-        V::from_f64(0.5),
-        &mut y2,
-        ldy,
-    )
-    .map_err(|e| format!("execute after update: {e}"))?;
-    let ref2 = serial::<V>(&node.h, &a, &vals2, &x2, &y0, k, c.layout, alpha, 0.5);
+    execute(h, &mut plan, alpha, &xl2, ldx, 0.5, &mut y2, ldy)
+        .map_err(|e| format!("execute after update: {e}"))?;
+    let ref2 = serial::<V>(h, &a, &vals2, &x2, &y0, k, c.layout, alpha, 0.5);
     let abs2: Vec<f64> = vals2.iter().map(|v| v.abs()).collect();
     let absx2: Vec<f64> = x2.iter().map(|v| v.abs()).collect();
     let scale2 = serial::<f64>(
-        &node.h,
+        h,
         &a,
         &abs2,
         &absx2,
@@ -549,16 +571,16 @@ fn run_case<V: DistScalar, O: Idx, I: Idx>(
 fn case_dispatch(
     world: &SimpleCommunicator,
     comm: &DistComm,
-    node: &CpuNode,
+    h: &Handle,
     c: &Case,
 ) -> std::result::Result<(), String> {
     match (c.f32, c.types) {
-        (false, 0) => run_case::<f64, i32, i32>(world, comm, node, c, 0),
-        (false, 1) => run_case::<f64, i64, i64>(world, comm, node, c, 1),
-        (false, _) => run_case::<f64, u64, i32>(world, comm, node, c, 0),
-        (true, 0) => run_case::<f32, i32, i32>(world, comm, node, c, 1),
-        (true, 1) => run_case::<f32, i64, i64>(world, comm, node, c, 0),
-        (true, _) => run_case::<f32, u64, i32>(world, comm, node, c, 1),
+        (false, 0) => run_case::<f64, i32, i32>(world, comm, h, c, 0),
+        (false, 1) => run_case::<f64, i64, i64>(world, comm, h, c, 1),
+        (false, _) => run_case::<f64, u64, i32>(world, comm, h, c, 0),
+        (true, 0) => run_case::<f32, i32, i32>(world, comm, h, c, 1),
+        (true, 1) => run_case::<f32, i64, i64>(world, comm, h, c, 0),
+        (true, _) => run_case::<f32, u64, i32>(world, comm, h, c, 1),
     }
 }
 
@@ -578,7 +600,7 @@ fn code<T>(r: &Result<T>) -> i32 {
 
 /// Bad inputs: each must give the same status on every rank, and the next collective
 /// must still work (nothing left half-done).
-fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep: &mut Report) {
+fn error_checks(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &mut Report) {
     let p = comm.size();
     let me = comm.rank();
     let m = 40 + p;
@@ -587,19 +609,9 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
     let (r0, r1) = (rows[me], rows[me + 1]);
     let la = local_rows::<i32, i32>(&a, r0, r1, 0);
     let lv: Vec<f64> = a.vals[a.offs[r0]..a.offs[r1]].to_vec();
-    let good = DistMatrix {
-        global_rows: m,
-        global_cols: m,
-        row_start: r0,
-        local_rows: r1 - r0,
-        x_range: None,
-        base: 0,
-        row_offsets: &la.offs,
-        col_indices: &la.cols,
-        values: &lv,
-    };
+    let good = dist_matrix(comm, (m, m), r0, None, 0, &la.offs, &la.cols, &lv);
     let opts = PlanOptions::new(4, Layout::RowMajor);
-    let expect = |name: &str, r: Result<Plan<f64>>, want: Status, rep: &mut Report| {
+    let expect = |name: &str, r: Result<DistPlan>, want: Status, rep: &mut Report| {
         let all = statuses(world, code(&r));
         let ok = all.iter().all(|&s| s == want as i32);
         if me == 0 && !ok {
@@ -620,12 +632,15 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
         bad_cols[0] = m as i32 + 7;
     }
     let bad_a = DistMatrix {
-        col_indices: &bad_cols,
+        local: AnyCsr {
+            indices: IndexSlice::I32(&bad_cols),
+            ..good.local
+        },
         ..good
     };
     expect(
         "bad column index on one rank",
-        Plan::new(comm, node, &bad_a, &opts),
+        dist_spmm_plan(h, &bad_a, &opts),
         Status::IndexOutOfRange,
         rep,
     );
@@ -641,7 +656,7 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
     };
     expect(
         "overlapping row ranges",
-        Plan::new(comm, node, &over, &opts),
+        dist_spmm_plan(h, &over, &opts),
         Status::InvalidValue,
         rep,
     );
@@ -650,6 +665,10 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
         DistMatrix {
             global_cols: m + 1,
             x_range: Some((r0, r1 - r0)),
+            local: AnyCsr {
+                ncols: m + 1,
+                ..good.local
+            },
             ..good
         }
     } else {
@@ -663,7 +682,7 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
     };
     expect(
         "mismatched global sizes",
-        Plan::new(comm, node, &mism, &opts),
+        dist_spmm_plan(h, &mism, &opts),
         want,
         rep,
     );
@@ -672,7 +691,7 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
         memory_limit: Some(64),
         ..opts
     };
-    let r = Plan::new(comm, node, &good, &lim);
+    let r = dist_spmm_plan(h, &good, &lim);
     let msg_ok = match &r {
         Err(e) => e.message.contains("bytes on rank") && e.message.contains("limit"),
         Ok(_) => false,
@@ -683,7 +702,7 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
     );
     expect("over the memory limit", r, Status::AllocFailed, rep);
     // The estimate reports footprints before running; a limit at the smallest one works.
-    let est = spgemm::dist::estimate(comm, node, &good, &opts).expect("estimate");
+    let est = dist_spmm_estimate(h, &good, &opts).expect("estimate");
     let least = est
         .candidates
         .iter()
@@ -694,7 +713,7 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
         memory_limit: Some(least),
         ..opts
     };
-    let r = Plan::<f64>::new(comm, node, &good, &fit);
+    let r = dist_spmm_plan(h, &good, &fit);
     let ok = r.as_ref().is_ok_and(|pl| pl.footprint() <= least);
     rep.check(
         all_ok(world, ok),
@@ -702,11 +721,11 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
     );
     drop(r);
     // Different alpha on one rank: the execute fails alike everywhere.
-    let mut plan = Plan::<f64>::new(comm, node, &good, &opts).expect("plan");
+    let mut plan = dist_spmm_plan(h, &good, &opts).expect("plan");
     let x = vec![1.0; (r1 - r0) * 4];
     let mut y = vec![0.0; (r1 - r0) * 4];
     let alpha = if me == 0 { 2.0 } else { 1.0 };
-    let r = plan.execute(node, alpha, &x, 4, 0.0, &mut y, 4);
+    let r = execute(h, &mut plan, alpha, &x, 4, 0.0, &mut y, 4);
     let all = statuses(world, code(&r));
     let want = if p == 1 {
         0
@@ -723,7 +742,7 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
     } else {
         &x[..]
     };
-    let r = plan.execute(node, 1.0, short, 4, 0.0, &mut y, 4);
+    let r = execute(h, &mut plan, 1.0, short, 4, 0.0, &mut y, 4);
     let all = statuses(world, code(&r));
     let ok = all.iter().all(|&s| s == Status::InvalidValue as i32);
     rep.check(all_ok(world, ok), "short X on one rank");
@@ -733,21 +752,24 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, rep
         moved[0] = (moved[0] + 1) % m as i32;
     }
     let changed = DistMatrix {
-        col_indices: &moved,
+        local: AnyCsr {
+            indices: IndexSlice::I32(&moved),
+            ..good.local
+        },
         ..good
     };
-    let r = plan.update_values(&changed);
+    let r = dist_spmm_update_values(h, &mut plan, &changed);
     let all = statuses(world, code(&r));
     let ok = all.iter().all(|&s| s == Status::PlanMismatch as i32);
     rep.check(all_ok(world, ok), "update_values with a changed structure");
     // Still usable after all that.
-    let r = plan.execute(node, 1.0, &x, 4, 0.0, &mut y, 4);
+    let r = execute(h, &mut plan, 1.0, &x, 4, 0.0, &mut y, 4);
     rep.check(all_ok(world, r.is_ok()), "plan usable after failed calls");
 }
 
 /// `--model M`: the model's candidates for an M x M power-law matrix, k = 32, next to one
 /// timed execute of each (informative, not a check).
-fn model_table(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, m: usize) {
+fn model_table(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, m: usize) {
     let (p, me) = (comm.size(), comm.rank());
     let k = 32;
     let a = gen_matrix(m, m, true, 7);
@@ -755,19 +777,9 @@ fn model_table(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, m: u
     let (r0, r1) = (rows[me], rows[me + 1]);
     let la = local_rows::<i64, i32>(&a, r0, r1, 0);
     let lv: Vec<f64> = a.vals[a.offs[r0]..a.offs[r1]].to_vec();
-    let dm = DistMatrix {
-        global_rows: m,
-        global_cols: m,
-        row_start: r0,
-        local_rows: r1 - r0,
-        x_range: None,
-        base: 0,
-        row_offsets: &la.offs,
-        col_indices: &la.cols,
-        values: &lv,
-    };
+    let dm = dist_matrix(comm, (m, m), r0, None, 0, &la.offs, &la.cols, &lv);
     let opts = PlanOptions::new(k, Layout::RowMajor);
-    let est = spgemm::dist::estimate(comm, node, &dm, &opts).expect("estimate");
+    let est = dist_spmm_estimate(h, &dm, &opts).expect("estimate");
     let x = vec![1.0; (r1 - r0) * k];
     let mut y = vec![0.0; (r1 - r0) * k];
     if me == 0 {
@@ -785,12 +797,9 @@ fn model_table(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, m: u
             grid: Some(c.grid),
             ..opts
         };
-        let mut plan = Plan::<f64>::new(comm, node, &dm, &o).expect("plan");
-        plan.execute(node, 1.0, &x, k, 0.0, &mut y, k)
-            .expect("warm-up");
-        let st = plan
-            .execute(node, 1.0, &x, k, 0.0, &mut y, k)
-            .expect("execute");
+        let mut plan = dist_spmm_plan(h, &dm, &o).expect("plan");
+        execute(h, &mut plan, 1.0, &x, k, 0.0, &mut y, k).expect("warm-up");
+        let st = execute(h, &mut plan, 1.0, &x, k, 0.0, &mut y, k).expect("execute");
         let mut t = 0.0f64;
         world.all_reduce_into(&st.total_s, &mut t, SystemOperation::max());
         let mut b = 0u64;
@@ -813,7 +822,7 @@ fn model_table(world: &SimpleCommunicator, comm: &DistComm, node: &CpuNode, m: u
 }
 
 /// A small plan for the lifecycle checks (A = the error checks' matrix).
-fn small_plan(comm: &DistComm, node: &CpuNode, alg: Algorithm) -> Plan<f64> {
+fn small_plan(comm: &DistComm, h: &Handle, alg: Algorithm) -> DistPlan {
     let (p, me) = (comm.size(), comm.rank());
     let m = 40 + p;
     let a = gen_matrix(m, m, false, 99);
@@ -821,20 +830,10 @@ fn small_plan(comm: &DistComm, node: &CpuNode, alg: Algorithm) -> Plan<f64> {
     let (r0, r1) = (rows[me], rows[me + 1]);
     let la = local_rows::<i32, i32>(&a, r0, r1, 0);
     let lv: Vec<f64> = a.vals[a.offs[r0]..a.offs[r1]].to_vec();
-    let dm = DistMatrix {
-        global_rows: m,
-        global_cols: m,
-        row_start: r0,
-        local_rows: r1 - r0,
-        x_range: None,
-        base: 0,
-        row_offsets: &la.offs,
-        col_indices: &la.cols,
-        values: &lv,
-    };
+    let dm = dist_matrix(comm, (m, m), r0, None, 0, &la.offs, &la.cols, &lv);
     let mut opts = PlanOptions::new(4, Layout::RowMajor);
     opts.algorithm = alg;
-    Plan::new(comm, node, &dm, &opts).expect("small plan")
+    dist_spmm_plan(h, &dm, &opts).expect("small plan")
 }
 
 fn main() {
@@ -858,7 +857,6 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     let mut h = Handle::new(1).expect("handle");
     h.options.backend = Backend::Cpu;
-    let node = CpuNode { h };
     // The library works on a duplicate; the Fortran-handle path is the C/Fortran one.
     // SAFETY: the world communicator is live; c2f only converts its handle.
     let fh = unsafe { mpi::ffi::RSMPI_Comm_c2f(world.as_raw()) };
@@ -868,7 +866,7 @@ fn main() {
             .get(i + 1)
             .and_then(|s| s.parse().ok())
             .unwrap_or(20_000);
-        model_table(&world, &comm, &node, m);
+        model_table(&world, &comm, &h, m);
         drop(comm);
         return;
     }
@@ -929,13 +927,13 @@ fn main() {
         });
     }
     for c in &cases {
-        let r = case_dispatch(&world, &comm, &node, c);
+        let r = case_dispatch(&world, &comm, &h, c);
         if let Err(e) = &r {
             eprintln!("rank {me}: {c:?}: {e}");
         }
         rep.check(all_ok(&world, r.is_ok()), "case");
     }
-    error_checks(&world, &comm, &node, &mut rep);
+    error_checks(&world, &comm, &h, &mut rep);
     rep.check(
         all_ok(&world, early_ok),
         "DistComm before MPI_Init is an error",
@@ -950,7 +948,7 @@ fn main() {
     } else {
         Algorithm::SA15D
     };
-    let mut late = small_plan(&comm, &node, alg);
+    let mut late = small_plan(&comm, &h, alg);
     let mut failed = 0usize;
     world.all_reduce_into(&rep.failed, &mut failed, SystemOperation::max());
     if me == 0 {
@@ -964,7 +962,7 @@ fn main() {
     // Larger than this rank's rows of the small plan's X and Y.
     let x = vec![1.0; 4 * (40 + p)];
     let mut y = vec![0.0; 4 * (40 + p)];
-    post_ok &= matches!(late.execute(&node, 1.0, &x, 4, 0.0, &mut y, 4),
+    post_ok &= matches!(execute(&h, &mut late, 1.0, &x, 4, 0.0, &mut y, 4),
         Err(e) if e.status == Status::InvalidValue);
     drop(late);
     drop(comm);

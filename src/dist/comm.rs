@@ -9,19 +9,12 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::node::{DistScalar, Layout, LocalRate, NodeSpmm};
-use super::raw::{self, Fint, OwnedComm};
+use super::model::{LocalRate, NetParams};
+use super::node::{DistScalar, Layout, NodeSpmm};
+use super::options::Fint;
+use super::raw::{self, OwnedComm};
 use crate::common::csr::CsrRef;
 use crate::error::{Error, Result, Status};
-
-/// Latency and inverse bandwidth of one message between two ranks (the alpha-beta model).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NetParams {
-    /// Seconds per message.
-    pub alpha_s: f64,
-    /// Seconds per byte.
-    pub beta_s_per_byte: f64,
-}
 
 /// A communicator for distributed products. Made from the caller's communicator, which is
 /// duplicated (the caller's is never freed and its traffic never mixes with ours); MPI must
@@ -71,6 +64,14 @@ impl DistComm {
     }
     pub(crate) fn raw(&self) -> &SimpleCommunicator {
         self.comm.comm()
+    }
+
+    /// The same outcome on every rank (see [`agree`]): a caller's local checks made
+    /// before a collective call, so that one rank's bad argument fails every rank alike
+    /// instead of leaving the others waiting. Collective.
+    pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        raw::mpi_usable()?;
+        agree(self.raw(), r)
     }
 
     /// Sets the network parameters instead of measuring them (same values on every rank).

@@ -6,9 +6,19 @@
 //! picks one. `docs/DISTRIBUTED.md` describes layouts, collectives, formulas and the
 //! equality each algorithm guarantees.
 //!
-//! A backend: it imports only the error, type, CSR and allocation layers; local products
-//! go through [`NodeSpmm`], which the dispatcher implements. Everything needs the `mpi`
-//! feature; without it [`unavailable`] is the status every distributed entry point gives.
+//! A backend: it imports only the shared and platform layers and the vocabulary; local
+//! products go through `NodeSpmm`, which the dispatcher implements. Communication needs
+//! the `mpi` feature; without it the options, the model's types and a communicator that
+//! cannot be made remain, and [`unavailable`] is the error every distributed entry point
+//! gives.
+
+// Without MPI only their plain data (grid, algorithm, candidate, rates) is used; the
+// layouts and formulas serve the algorithms.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod layout;
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod model;
+mod options;
 
 #[cfg(feature = "mpi")]
 mod comm;
@@ -17,11 +27,9 @@ mod dense;
 #[cfg(feature = "mpi")]
 mod exchange;
 #[cfg(feature = "mpi")]
-mod layout;
-#[cfg(feature = "mpi")]
-mod model;
-#[cfg(feature = "mpi")]
 mod node;
+#[cfg(not(feature = "mpi"))]
+mod off;
 #[cfg(feature = "mpi")]
 mod plan;
 #[cfg(feature = "mpi")]
@@ -29,24 +37,15 @@ mod raw;
 #[cfg(feature = "mpi")]
 mod tiles;
 
-#[cfg(feature = "mpi")]
-pub use comm::{DistComm, NetParams};
-#[cfg(feature = "mpi")]
 pub use layout::Grid;
-#[cfg(feature = "mpi")]
-pub use model::{Algorithm, Candidate};
-#[cfg(feature = "mpi")]
-pub use node::{DistScalar, Layout, LocalRate, NodeSpmm, Tile, TileIndex, TileOffset, ValuesMut};
-#[cfg(feature = "mpi")]
-pub use plan::{DistMatrix, Estimate, ExecStats, Plan, PlanOptions, estimate};
-#[cfg(feature = "mpi")]
-pub use raw::Fint;
+pub use model::{Algorithm, Candidate, LocalRate, NetParams};
+pub use options::{Estimate, ExecStats, Fint, PlanOptions};
 
-/// Without the `mpi` feature: the error every distributed entry point returns.
+#[cfg(feature = "mpi")]
+pub use comm::DistComm;
+#[cfg(feature = "mpi")]
+pub use node::{DistScalar, NodeSpmm, Tile};
 #[cfg(not(feature = "mpi"))]
-pub fn unavailable() -> crate::error::Error {
-    crate::error::Error::new(
-        crate::error::Status::NotSupported,
-        "distributed SpMM needs libspgemm built with the `mpi` feature",
-    )
-}
+pub use off::{DistComm, unavailable};
+#[cfg(feature = "mpi")]
+pub use plan::{DistMatrix, Plan, check_matrix, estimate};

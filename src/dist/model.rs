@@ -3,10 +3,56 @@
 //! model of every collective plus the measured local SpMM rate. Everything is computed
 //! from global facts (row ranges, k, the nonzeros of every tile) so all ranks agree.
 
-use super::comm::NetParams;
 use super::layout::{Grid, KStage, NStage, Ranges, k_stages, n_stages, split};
-use super::node::{Layout, LocalRate};
-use super::tiles::tile_words;
+use crate::common::options::Layout;
+
+/// Latency and inverse bandwidth of one message between two ranks (the alpha-beta model).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NetParams {
+    /// Seconds per message.
+    pub alpha_s: f64,
+    /// Seconds per byte.
+    pub beta_s_per_byte: f64,
+}
+
+/// Measured speed of local products: `call_s + entries * k * per_entry_col(k)` seconds,
+/// with `per_entry_col` interpolated in log2(k) between k = 1, 8 and 64 (a narrow
+/// product does less work per loaded entry of A, so its rate per flop is lower: the
+/// paper's section 6.2 effect that makes the 2D algorithms' k/sqrt(p) slices slow).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LocalRate {
+    /// Fixed cost of one call (launch, thread wake-up).
+    pub call_s: f64,
+    /// Seconds per stored entry and column of X at k = 1, 8, 64.
+    pub per_entry_col_s: [f64; 3],
+}
+
+impl LocalRate {
+    /// Predicted seconds of one local product.
+    pub fn time(&self, nnz: usize, k: usize) -> f64 {
+        if k == 0 {
+            return 0.0;
+        }
+        let l = (k as f64).log2();
+        let [r1, r8, r64] = self.per_entry_col_s;
+        let per = if l <= 0.0 {
+            r1
+        } else if l <= 3.0 {
+            r1 + (r8 - r1) * l / 3.0
+        } else if l <= 6.0 {
+            r8 + (r64 - r8) * (l - 3.0) / 3.0
+        } else {
+            r64
+        };
+        self.call_s + nnz as f64 * k as f64 * per.max(0.0)
+    }
+}
+
+/// Words of a packed tile: `nrows + 1` offsets, `nnz` int32 ids (two per word), `nnz`
+/// values.
+pub fn tile_words(nrows: usize, nnz: usize, value_bytes: usize) -> usize {
+    nrows + 1 + nnz.div_ceil(2) + (nnz * value_bytes).div_ceil(8)
+}
 
 /// A distributed SpMM algorithm (paper Table 1; BS bulk-synchronous, AS one-sided).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

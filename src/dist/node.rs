@@ -4,8 +4,10 @@
 
 use mpi::datatype::Equivalence;
 
+use super::model::LocalRate;
 use super::raw::Word;
 use crate::common::csr::{CsrRef, ValueSlice};
+use crate::common::slices::ValueSliceMut;
 use crate::error::Result;
 use crate::types::Scalar;
 
@@ -31,21 +33,15 @@ pub trait DistScalar: Scalar + Equivalence + Word {
     /// The slice as the type-erased form the typed layer takes.
     fn erase(x: &[Self]) -> ValueSlice<'_>;
     /// The mutable slice, type-erased.
-    fn erase_mut(y: &mut [Self]) -> ValuesMut<'_>;
-}
-
-/// A mutable value slice of either type (what `erase_mut` gives).
-pub enum ValuesMut<'a> {
-    F32(&'a mut [f32]),
-    F64(&'a mut [f64]),
+    fn erase_mut(y: &mut [Self]) -> ValueSliceMut<'_>;
 }
 
 impl DistScalar for f32 {
     fn erase(x: &[f32]) -> ValueSlice<'_> {
         ValueSlice::F32(x)
     }
-    fn erase_mut(y: &mut [f32]) -> ValuesMut<'_> {
-        ValuesMut::F32(y)
+    fn erase_mut(y: &mut [f32]) -> ValueSliceMut<'_> {
+        ValueSliceMut::F32(y)
     }
 }
 
@@ -53,41 +49,8 @@ impl DistScalar for f64 {
     fn erase(x: &[f64]) -> ValueSlice<'_> {
         ValueSlice::F64(x)
     }
-    fn erase_mut(y: &mut [f64]) -> ValuesMut<'_> {
-        ValuesMut::F64(y)
-    }
-}
-
-/// Measured speed of local products: `call_s + entries * k * per_entry_col(k)` seconds,
-/// with `per_entry_col` interpolated in log2(k) between k = 1, 8 and 64 (a narrow
-/// product does less work per loaded entry of A, so its rate per flop is lower: the
-/// paper's section 6.2 effect that makes the 2D algorithms' k/sqrt(p) slices slow).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LocalRate {
-    /// Fixed cost of one call (launch, thread wake-up).
-    pub call_s: f64,
-    /// Seconds per stored entry and column of X at k = 1, 8, 64.
-    pub per_entry_col_s: [f64; 3],
-}
-
-impl LocalRate {
-    /// Predicted seconds of one local product.
-    pub fn time(&self, nnz: usize, k: usize) -> f64 {
-        if k == 0 {
-            return 0.0;
-        }
-        let l = (k as f64).log2();
-        let [r1, r8, r64] = self.per_entry_col_s;
-        let per = if l <= 0.0 {
-            r1
-        } else if l <= 3.0 {
-            r1 + (r8 - r1) * l / 3.0
-        } else if l <= 6.0 {
-            r8 + (r64 - r8) * (l - 3.0) / 3.0
-        } else {
-            r64
-        };
-        self.call_s + nnz as f64 * k as f64 * per.max(0.0)
+    fn erase_mut(y: &mut [f64]) -> ValueSliceMut<'_> {
+        ValueSliceMut::F64(y)
     }
 }
 
@@ -116,5 +79,12 @@ pub trait NodeSpmm: Sync {
     /// `None` makes the backend measure it once per communicator and value type.
     fn rate_hint(&self, _value_bytes: usize) -> Option<LocalRate> {
         None
+    }
+
+    /// Runs `f`, local work without MPI calls (validation and digests of this rank's
+    /// rows, which run on the current rayon pool), on the node's threads; the default runs
+    /// it on the calling thread.
+    fn local<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        f()
     }
 }

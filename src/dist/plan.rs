@@ -10,11 +10,12 @@ use mpi::collective::SystemOperation;
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 
-use super::comm::{DistComm, NetParams, agree, agree_max};
+use super::comm::{DistComm, agree, agree_max};
 use super::dense::{extent, packed_ld, scale_block};
 use super::layout::{ColMap, Grid, NStage, Ranges};
 use super::model::{self, Algorithm, Candidate, Shape, TileNnz, col_block, stage_rows};
-use super::node::{DistScalar, Layout, LocalRate, NodeSpmm};
+use super::node::{DistScalar, Layout, NodeSpmm};
+pub use super::options::{Estimate, ExecStats, PlanOptions};
 use super::raw::{self, OwnedComm, Window};
 use super::tiles::{self, ATiles};
 use crate::common::csr::CsrRef;
@@ -59,66 +60,6 @@ impl<'a, O: Idx, I: Idx, V: DistScalar> DistMatrix<'a, O, I, V> {
     fn x_range_or_rows(&self) -> (usize, usize) {
         self.x_range.unwrap_or((self.row_start, self.local_rows))
     }
-}
-
-/// How to plan.
-#[derive(Clone, Copy, Debug)]
-pub struct PlanOptions {
-    /// `Auto`: the cost model picks algorithm and grid; else that algorithm.
-    pub algorithm: Algorithm,
-    /// Force the process grid (pr x pc = p).
-    pub grid: Option<Grid>,
-    /// Force the 1.5D replication factor c (grid (p/c) x c).
-    pub replication: Option<usize>,
-    /// Columns of X and Y.
-    pub k: usize,
-    pub layout: Layout,
-    /// Bytes a rank may hold for the plan; over it (on any rank) planning fails with
-    /// `Status::AllocFailed` on every rank.
-    pub memory_limit: Option<usize>,
-}
-
-impl PlanOptions {
-    pub fn new(k: usize, layout: Layout) -> PlanOptions {
-        PlanOptions {
-            algorithm: Algorithm::Auto,
-            grid: None,
-            replication: None,
-            k,
-            layout,
-            memory_limit: None,
-        }
-    }
-}
-
-/// What the model predicted for every candidate, and the choice.
-#[derive(Clone, Debug)]
-pub struct Estimate {
-    pub candidates: Vec<Candidate>,
-    /// Index of the chosen candidate (the fastest within the memory limit).
-    pub chosen: usize,
-    pub net: NetParams,
-    pub rate: LocalRate,
-}
-
-impl Estimate {
-    pub fn choice(&self) -> &Candidate {
-        &self.candidates[self.chosen]
-    }
-}
-
-/// Traffic and time of one execute on this rank.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ExecStats {
-    /// Payload bytes this rank sent to other ranks (two-sided; an RMA target sends nothing
-    /// itself).
-    pub bytes_sent: u64,
-    /// Payload bytes this rank received from other ranks (including RMA gets it issued).
-    pub bytes_received: u64,
-    /// Bytes of the status agreement (one allreduce of 5 integers per execute).
-    pub control_bytes: u64,
-    pub compute_s: f64,
-    pub total_s: f64,
 }
 
 /// Buffer storage: plain, or exposed in an RMA window.
@@ -417,11 +358,12 @@ impl<V: DistScalar> Plan<V> {
         opts: &PlanOptions,
     ) -> Result<Plan<V>> {
         let (est, pre) = estimate_inner(comm, node, a, opts)?;
-        Self::build(comm, a, opts, est, pre)
+        Self::build(comm, node, a, opts, est, pre)
     }
 
-    fn build<O: Idx, I: Idx>(
+    fn build<N: NodeSpmm, O: Idx, I: Idx>(
         comm: &DistComm,
+        node: &N,
         a: &DistMatrix<'_, O, I, V>,
         opts: &PlanOptions,
         est: Estimate,
@@ -482,7 +424,7 @@ impl<V: DistScalar> Plan<V> {
             w,
             State::alloc(cand.algorithm, &r, g, me, opts, &tnnz, &bufs),
         )?;
-        let digest = local.structure_digest();
+        let digest = node.local(|| local.structure_digest());
         let sig = (O::KIND, I::KIND, a.base, a.local_rows);
         let tile_store = Store::Plain(std::mem::take(&mut tiles.words));
         let mut plan = Plan {
@@ -598,11 +540,34 @@ impl<V: DistScalar> Plan<V> {
     pub fn rank(&self) -> usize {
         self.me
     }
+    /// Ranks of the plan's communicator.
+    pub fn ranks(&self) -> usize {
+        self.r.p()
+    }
+    /// Columns of X and Y.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+    /// Rows of X this rank passes (its column range of A).
+    pub fn local_x_rows(&self) -> usize {
+        self.r.xr(self.me)
+    }
+    /// Rows of Y this rank passes (its row range of A).
+    pub fn local_y_rows(&self) -> usize {
+        self.r.yr(self.me)
+    }
 
     /// New values of A (same structure, same types as at planning: checked by a digest of
     /// the structure, `Status::PlanMismatch` otherwise). Moves only the values, through
     /// the maps kept from planning. Collective.
-    pub fn update_values<O: Idx, I: Idx>(&mut self, a: &DistMatrix<'_, O, I, V>) -> Result<()> {
+    pub fn update_values<N: NodeSpmm, O: Idx, I: Idx>(
+        &mut self,
+        node: &N,
+        a: &DistMatrix<'_, O, I, V>,
+    ) -> Result<()> {
         raw::mpi_usable()?;
         let w = self.world.comm();
         let check = || -> Result<()> {
@@ -614,7 +579,7 @@ impl<V: DistScalar> Plan<V> {
                 );
             }
             let local = a.local()?;
-            if local.structure_digest() != self.digest {
+            if node.local(|| local.structure_digest()) != self.digest {
                 return err(
                     Status::PlanMismatch,
                     "A's structure (row offsets or column indices) changed since planning",
@@ -635,9 +600,12 @@ impl<V: DistScalar> Plan<V> {
     /// the plan's layout, leading dimension `ldx`), Y its rows of Y. BLAS conventions:
     /// beta = 0 does not read Y, alpha = 0 reads neither A nor X. Every rank must pass the
     /// same alpha and beta. Collective.
+    /// `pre` is the caller's verdict on its own arguments: an error there on any rank is
+    /// reported on every rank (in the agreement the execute makes anyway).
     #[allow(clippy::too_many_arguments)]
     pub fn execute<N: NodeSpmm>(
         &mut self,
+        pre: Result<()>,
         node: &N,
         alpha: V,
         x: &[V],
@@ -687,7 +655,7 @@ impl<V: DistScalar> Plan<V> {
             ab(beta).wrapping_neg(),
         ];
         let ctl = 8 * (1 + extra.len()) as u64;
-        agree_max(self.world.comm(), check(), &mut extra)?;
+        agree_max(self.world.comm(), pre.and_then(|_| check()), &mut extra)?;
         if extra[0] != extra[1].wrapping_neg() || extra[2] != extra[3].wrapping_neg() {
             return err(Status::InvalidValue, "ranks passed different alpha or beta");
         }
@@ -752,6 +720,63 @@ struct Pre {
     nnz_local: Vec<usize>,
 }
 
+/// This rank's part alone: its ranges inside the global sizes and its CSR valid (column
+/// indices global).
+fn check_local<'a, N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
+    node: &N,
+    a: &DistMatrix<'a, O, I, V>,
+) -> Result<CsrRef<'a, O, I, V>> {
+    let end = a.row_start.checked_add(a.local_rows);
+    if end.is_none_or(|e| e > a.global_rows) {
+        return err(
+            Status::InvalidValue,
+            format!(
+                "rows {} + {} exceed the {} global rows",
+                a.row_start, a.local_rows, a.global_rows
+            ),
+        );
+    }
+    match a.x_range {
+        None if a.global_rows != a.global_cols => {
+            return err(
+                Status::InvalidValue,
+                format!(
+                    "A is {} x {}: a rectangular A needs x_range (this rank's rows of X)",
+                    a.global_rows, a.global_cols
+                ),
+            );
+        }
+        Some((s, n)) if s.checked_add(n).is_none_or(|e| e > a.global_cols) => {
+            return err(
+                Status::InvalidValue,
+                format!("x_range {s} + {n} exceeds the {} rows of X", a.global_cols),
+            );
+        }
+        _ => {}
+    }
+    let l = a.local()?;
+    node.local(|| l.validate("A"))?;
+    Ok(l)
+}
+
+/// Checks a distributed matrix: each rank's part alone, then that the parts fit together
+/// (the same global sizes everywhere, rows and X rows tiling them in rank order).
+/// Collective; every rank returns the same verdict. Planning repeats these checks (the
+/// caller's arrays may change in between).
+pub fn check_matrix<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
+    comm: &DistComm,
+    node: &N,
+    a: &DistMatrix<'_, O, I, V>,
+) -> Result<()> {
+    raw::mpi_usable()?;
+    let w = comm.raw();
+    agree(w, check_local(node, a))?;
+    let rec = record(a, &PlanOptions::new(0, Layout::RowMajor));
+    let mut all = vec![0u64; REC * comm.size()];
+    w.all_gather_into(&rec[..], &mut all[..]);
+    check_records(&all, comm.size()).map(|_| ())
+}
+
 /// The model's view of the options on this communicator, without building anything:
 /// every allowed candidate's predicted time, traffic and per-rank footprint, and the
 /// choice. Collective (the checks of planning included).
@@ -795,41 +820,7 @@ fn estimate_inner<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
     let w = comm.raw();
     let p = comm.size();
     let me = comm.rank();
-    // This rank's input alone.
-    let local = || -> Result<CsrRef<'_, O, I, V>> {
-        let end = a.row_start.checked_add(a.local_rows);
-        if end.is_none_or(|e| e > a.global_rows) {
-            return err(
-                Status::InvalidValue,
-                format!(
-                    "rows {}..{} + {} exceed the {} global rows",
-                    a.row_start, a.row_start, a.local_rows, a.global_rows
-                ),
-            );
-        }
-        match a.x_range {
-            None if a.global_rows != a.global_cols => {
-                return err(
-                    Status::InvalidValue,
-                    format!(
-                        "A is {} x {}: a rectangular A needs x_range (this rank's rows of X)",
-                        a.global_rows, a.global_cols
-                    ),
-                );
-            }
-            Some((s, n)) if s.checked_add(n).is_none_or(|e| e > a.global_cols) => {
-                return err(
-                    Status::InvalidValue,
-                    format!("x_range {s} + {n} exceeds the {} rows of X", a.global_cols),
-                );
-            }
-            _ => {}
-        }
-        let l = a.local()?;
-        l.validate("A")?;
-        Ok(l)
-    };
-    let local = agree(w, local())?;
+    let local = agree(w, check_local(node, a))?;
     // Everyone's facts, checked alike everywhere.
     let rec = record(a, opts);
     let mut all = vec![0u64; REC * p];

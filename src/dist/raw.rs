@@ -11,11 +11,8 @@ use mpi::raw::{AsRaw, FromRaw};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::Communicator;
 
+use super::options::Fint;
 use crate::error::{Result, Status, err};
-
-/// A Fortran communicator handle (`MPI_Fint`, a C `int` in Open MPI and MPICH); a C caller
-/// passes `MPI_Comm_c2f(comm)`.
-pub type Fint = c_int;
 
 /// Whether MPI may be called now: initialised and not yet finalised.
 pub fn mpi_usable() -> Result<()> {

@@ -9,11 +9,12 @@ use mpi::traits::*;
 
 use super::comm::agree;
 use super::layout::{ColMap, Grid, Ranges};
+use super::model::tile_words;
 use super::node::{DistScalar, Tile, TileIndex, TileOffset};
 use super::raw::{words_as, words_as_mut};
-use crate::platform::alloc::{try_filled, try_with_capacity};
 use crate::common::csr::CsrRef;
 use crate::error::{Error, Result, Status};
+use crate::platform::alloc::{try_filled, try_with_capacity};
 use crate::types::Idx;
 
 /// A tile inside a word buffer.
@@ -23,12 +24,6 @@ pub struct TileMeta {
     pub nrows: usize,
     pub ncols: usize,
     pub nnz: usize,
-}
-
-/// Words of a packed tile: `nrows + 1` offsets, `nnz` int32 ids (two per word), `nnz`
-/// values.
-pub fn tile_words(nrows: usize, nnz: usize, value_bytes: usize) -> usize {
-    nrows + 1 + nnz.div_ceil(2) + (nnz * value_bytes).div_ceil(8)
 }
 
 impl TileMeta {

@@ -152,7 +152,7 @@ impl DenseValue for f64 {
     }
 }
 
-fn value_kind(s: &ValueSlice<'_>) -> ValueType {
+pub(super) fn value_kind(s: &ValueSlice<'_>) -> ValueType {
     match s {
         ValueSlice::F32(_) => ValueType::Float32,
         ValueSlice::F64(_) => ValueType::Float64,

@@ -10,10 +10,11 @@ use mpi::traits::*;
 
 use super::super::dense::{Place, axpby_block, copy_block, packed_ld};
 use super::super::exchange::{Exchange, Loc, Piece};
+use super::super::model::tile_words;
 use super::super::model::{col_block, kc, row_block, stage_rows};
 use super::super::node::{DistScalar, Layout, NodeSpmm};
 use super::super::raw::{self, Pending, Window};
-use super::super::tiles::{self, TileMeta, tile_words};
+use super::super::tiles::{self, TileMeta};
 use super::state::{Sa2d, Sa15d, Sc2d, State};
 use super::{Call, ExecStats, Plan};
 use crate::dist::dense::Blocks;

@@ -4,9 +4,10 @@
 use super::super::dense::{Blocks, zeros};
 use super::super::exchange::{Exchange, Loc, Piece};
 use super::super::layout::{Grid, KStage, NStage, Ranges, k_stages, split};
+use super::super::model::tile_words;
 use super::super::model::{Algorithm, Buffers, TileNnz, col_block, kc, row_block, stage_rows};
 use super::super::node::DistScalar;
-use super::super::tiles::{displs, tile_words};
+use super::super::tiles::displs;
 use super::{PlanOptions, Store};
 use crate::error::{Result, Status, err};
 
