@@ -540,6 +540,12 @@ impl<V: DistScalar> Plan<V> {
     pub fn rank(&self) -> usize {
         self.me
     }
+    /// The same outcome on every rank of the plan's communicator (a caller's checks made
+    /// before a collective call on the plan). Collective.
+    pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        raw::mpi_usable()?;
+        agree(self.world.comm(), r)
+    }
     /// Ranks of the plan's communicator.
     pub fn ranks(&self) -> usize {
         self.r.p()

@@ -112,6 +112,13 @@ impl DistPlan {
     pub fn local_rows(&self) -> (usize, usize) {
         on_plan!(&self.inner, p => (p.local_x_rows(), p.local_y_rows()))
     }
+    /// The same outcome on every rank of the plan's communicator: a caller's checks of
+    /// its arguments before a collective call on the plan. Collective.
+    pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        #[cfg(not(feature = "mpi"))]
+        let _ = &r;
+        on_plan!(&self.inner, p => p.agree(r))
+    }
     /// The value type of A, X and Y.
     pub fn value_type(&self) -> ValueType {
         #[cfg(feature = "mpi")]
