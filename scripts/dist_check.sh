@@ -22,4 +22,7 @@ if ! command -v mpirun >/dev/null; then
 fi
 export OMPI_MCA_osc=${OMPI_MCA_osc:-^ucx}
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+# Its own target directory (as `make dist-check`): the library built with the feature and
+# the one built without it do not replace each other.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target/mpi}
 cargo test --release --features mpi --test dist_mpi -- --nocapture
