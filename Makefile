@@ -15,8 +15,10 @@ CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 
+# dist-check-run: see dist-check
+.PHONY: dist-check-run
 .PHONY: all lib demo check lint layers rust-test cuda-check c-test abi-coverage header-check symbols \
-        clean install fortran-module fortran-check examples-check deps-demo deps-check
+        clean install fortran-module fortran-check examples-check deps-demo deps-check dist-check
 
 all: lib
 
@@ -48,7 +50,7 @@ demo: deps-demo
 
 check: deps-check
 	@$(MAKE) --no-print-directory lint layers rust-test cuda-check c-test fuzz-check fortran-check \
-	  examples-check
+	  examples-check dist-check
 
 # Clippy in the release profile: its check artifacts sit beside the build's and are reused.
 lint:
@@ -138,6 +140,60 @@ symbols: lib
 clean:
 	$(CARGO) clean
 	rm -rf $(BUILD)
+
+# ---- Distributed SpMM over MPI (feature `mpi`; docs/DISTRIBUTED.md) ----
+# Built in its own target directory, so that the library of the other targets (built
+# without the feature) and this one never replace each other's files. Skipped, with a
+# message, where mpicc or mpirun is missing (.ci/run installs Open MPI). Runs: clippy of
+# every target with the feature, scripts/dist_check.sh (spgemm-dist-check under mpirun at
+# 1, 2, 3, 4 ranks and 4 on a 2 x 2 grid), then the C ABI test ffi-tests/mpi/dist_spmm.c
+# (mpicc, no sanitizers: Open MPI's own allocations would be reported) at $(DIST_NP) ranks,
+# the C++ layer's test ffi-tests/mpi/dist_cxx.cpp (1, 3 ranks)
+# and the examples examples-c/dist_spmm.c (2, 4 ranks) and examples-fortran/dist_spmm.f90
+# (1, 3 ranks). DIST_CHECK=0 skips it.
+DIST_CHECK  ?= 1
+DIST_NP     ?= 1 2 3 4
+MPI_TARGET  := target/mpi
+MPI_LIBDIR  := $(MPI_TARGET)/$(PROFILE)
+MPICC       ?= mpicc
+MPICXX      ?= mpicxx
+MPIFORT     ?= mpifort
+MPIRUN      := mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+MPI_ENV     := OMPI_MCA_osc=$${OMPI_MCA_osc:-^ucx} \
+	OMPI_MCA_btl_vader_single_copy_mechanism=$${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+dist-check: | $(BUILD)
+ifeq ($(DIST_CHECK),0)
+	@echo "dist-check skipped (DIST_CHECK=0)"
+else
+	@if ! command -v $(MPICC) >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then \
+	  echo "dist-check SKIPPED: $(MPICC) or mpirun not found (scripts/install_deps.sh check installs openmpi-bin libopenmpi-dev libclang-dev)"; \
+	else $(MAKE) --no-print-directory dist-check-run; fi
+endif
+
+dist-check-run:
+	CARGO_TARGET_DIR=$(MPI_TARGET) $(CARGO) clippy --release --features mpi --all-targets -- -D warnings
+	CARGO_TARGET_DIR=$(MPI_TARGET) scripts/dist_check.sh
+	CARGO_TARGET_DIR=$(MPI_TARGET) $(CARGO) build --release --features mpi --lib
+	ln -sf libspgemm.so $(MPI_LIBDIR)/libspgemm.so.0
+	@mkdir -p $(BUILD)/mpi
+	$(MPICC) -g -O1 $(CFLAGS_STRICT) -Iinclude ffi-tests/mpi/dist_spmm.c -o $(BUILD)/mpi/dist_spmm \
+	  -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)) -lm
+	@set -e; for np in $(DIST_NP); do echo "== mpirun -np $$np $(BUILD)/mpi/dist_spmm"; \
+	  $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_spmm; done
+	$(MPICXX) -g -std=c++17 -Wall -Wextra -Werror -Iinclude ffi-tests/mpi/dist_cxx.cpp -o $(BUILD)/mpi/dist_cxx \
+	  -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR))
+	@set -e; for np in 1 3; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_cxx"; \
+	  $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_cxx; done
+	$(MPICC) -O2 $(CFLAGS_STRICT) -Iinclude examples-c/dist_spmm.c -o $(BUILD)/mpi/dist_spmm_c \
+	  -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)) -lm
+	@set -e; for np in 2 4; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_spmm_c"; \
+	  $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_spmm_c; done
+	@if command -v $(MPIFORT) >/dev/null 2>&1; then set -e; \
+	  $(MPIFORT) -std=f2008 -Wall -Werror -J$(BUILD)/mpi include/spgemm.f90 examples-fortran/dist_spmm.f90 \
+	    -o $(BUILD)/mpi/dist_spmm_f -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)); \
+	  for np in 1 3; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_spmm_f"; \
+	    $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_spmm_f; done; \
+	else echo "$(MPIFORT) not found: the Fortran example is not run"; fi
 
 # ---- Installation (GNU conventions: PREFIX, DESTDIR, libdir, includedir) ----
 PREFIX     ?= /usr/local

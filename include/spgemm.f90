@@ -21,8 +21,8 @@
 ! Compile this file with your code (module files are compiler-specific), e.g.
 !   gfortran -c spgemm.f90
 module spgemm
-  use, intrinsic :: iso_c_binding, only: c_associated, c_char, c_double, c_f_pointer, c_int32_t, &
-      c_int64_t, c_null_char, c_ptr, c_size_t
+  use, intrinsic :: iso_c_binding, only: c_associated, c_char, c_double, c_f_pointer, c_int, &
+      c_int32_t, c_int64_t, c_null_char, c_ptr, c_size_t
   implicit none
   private
   public :: SPGEMM_VERSION_MAJOR
@@ -64,6 +64,12 @@ module spgemm
   public :: SPGEMM_BACKEND_AUTO
   public :: SPGEMM_BACKEND_CPU
   public :: SPGEMM_BACKEND_CUDA
+  public :: SPGEMM_DIST_ALG_AUTO
+  public :: SPGEMM_DIST_ALG_SA15D
+  public :: SPGEMM_DIST_ALG_SA2D
+  public :: SPGEMM_DIST_ALG_SC2D
+  public :: SPGEMM_DIST_ALG_SA2D_ASYNC
+  public :: SPGEMM_DIST_ALG_SC2D_ASYNC
   public :: SPGEMM_MEMORY_HOST
   public :: SPGEMM_MEMORY_DEVICE
   public :: SPGEMM_LAYOUT_ROW_MAJOR
@@ -73,6 +79,15 @@ module spgemm
   public :: SPGEMM_OPERATION_CONJUGATE_TRANSPOSE
   public :: spgemm_status_string
   public :: spgemm_version
+  public :: spgemm_dist_matrix_create_csr
+  public :: spgemm_dist_matrix_destroy
+  public :: spgemm_dist_spmm_estimate
+  public :: spgemm_dist_spmm_plan
+  public :: spgemm_dist_plan_get_info
+  public :: spgemm_dist_plan_get_stats
+  public :: spgemm_dist_spmm_update_values
+  public :: spgemm_dist_spmm
+  public :: spgemm_dist_plan_destroy
   public :: spgemm_create
   public :: spgemm_destroy
   public :: spgemm_set_num_threads
@@ -208,6 +223,19 @@ module spgemm
   ! no NVRTC library or no device is found, and with `SPGEMM_STATUS_NOT_SUPPORTED` when a
   ! size exceeds the GPU path's 32-bit device indices.
   integer(c_int32_t), parameter :: SPGEMM_BACKEND_CUDA = 2_c_int32_t
+  ! The cost model picks the algorithm and the process grid (default).
+  integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_AUTO = 0_c_int32_t
+  ! 1.5D A-stationary, bulk-synchronous (grid (p/c) x c: X replicated by an allgather over
+  ! grid columns, partial Y summed by a reduce-scatter over grid rows).
+  integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_SA15D = 1_c_int32_t
+  ! 2D A-stationary, bulk-synchronous (broadcasts of X, reductions of Y per stage).
+  integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_SA2D = 2_c_int32_t
+  ! 2D C-stationary (SUMMA), bulk-synchronous (broadcasts of A and X per stage).
+  integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_SC2D = 3_c_int32_t
+  ! 2D A-stationary, one-sided (MPI RMA gets of X tiles).
+  integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_SA2D_ASYNC = 4_c_int32_t
+  ! 2D C-stationary, one-sided (MPI RMA gets of A and X tiles).
+  integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_SC2D_ASYNC = 5_c_int32_t
   ! Host (CPU) memory: descriptors of `spgemm_matrix_create_csr` and results of
   ! `spgemm_multiply`.
   integer(c_int32_t), parameter :: SPGEMM_MEMORY_HOST = 0_c_int32_t
@@ -247,6 +275,252 @@ module spgemm
       integer(c_int32_t), intent(out) :: patch
       integer(c_int32_t) :: status
     end function spgemm_version
+
+    ! Creates a distributed matrix from this rank's block of rows. Collective over `comm`.
+    !
+    ! - `comm`: the communicator as a Fortran handle (`MPI_Fint`): C passes
+    ! `MPI_Comm_c2f(comm)`, Fortran its `integer` communicator (or `comm%MPI_VAL`), C++
+    ! likewise. The library duplicates it (the caller's is never freed; its traffic never
+    ! mixes with the library's) and never initialises or finalises MPI: a call before
+    ! `MPI_Init` or after `MPI_Finalize` gives `SPGEMM_STATUS_INVALID_VALUE`.
+    ! - `global_rows` x `global_cols`: A's global sizes, the same on every rank.
+    ! - `row_start`, `local_rows`: this rank owns rows `row_start .. row_start + local_rows`
+    ! (0-based, whatever `base`). The ranks' blocks follow each other in rank order and tile
+    ! the global rows (PETSc's ownership ranges, Tpetra's contiguous row maps); a rank may
+    ! own no rows.
+    ! - `x_start`, `x_rows`: the rows of X this rank owns (its block of A's columns); pass
+    ! `x_start = -1` for the same range as its rows (square A). The ranks' X blocks also
+    ! follow each other in rank order and tile the global columns.
+    ! - The local rows in CSR as `spgemm_matrix_create_csr` takes them (any offset/index/value
+    ! type, base 0 or 1), `local_rows` rows with GLOBAL column indices in
+    ! [base, base + global_cols), with values.
+    !
+    ! Everything is checked here, on every rank: the arguments, each rank's rows (structure,
+    ! column indices), and that the ranks' sizes and ranges fit together; a failure on any
+    ! rank gives the same status on every rank (no rank waits, none crashes). The arrays are
+    ! borrowed and must stay valid and unchanged in structure while the matrix is used.
+    ! On success `*matrix` owns the matrix; release it with `spgemm_dist_matrix_destroy`.
+    !
+    ! Errors (on every rank): `SPGEMM_STATUS_NOT_SUPPORTED` (libspgemm built without the `mpi`
+    ! feature), `SPGEMM_STATUS_INVALID_VALUE` (MPI not initialised or finalised, a handle
+    ! that names no communicator, negative sizes, codes, ranges that do not tile), and those of
+    ! `spgemm_matrix_create_csr` and of validation (`SPGEMM_STATUS_NULL_POINTER`,
+    ! `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`,
+    ! `SPGEMM_STATUS_DIMENSION_MISMATCH` for global sizes that differ between ranks).
+    ! A NULL `handle` or `matrix` is agreed too. Every rank of the communicator must call
+    ! with a handle of that same communicator (as for any collective MPI call); an
+    ! inter-communicator gives `SPGEMM_STATUS_NOT_SUPPORTED`.
+    !
+    ! # Safety
+    ! `handle` is NULL or live, `matrix` NULL or writable, the arrays valid as described.
+    function spgemm_dist_matrix_create_csr(handle, comm, global_rows, global_cols, row_start, &
+        local_rows, x_start, x_rows, offset_type, row_offsets, index_type, col_indices, &
+        value_type, values, base, matrix) &
+        bind(C, name="spgemm_dist_matrix_create_csr") result(status)
+      import :: c_int, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int), value :: comm
+      integer(c_int64_t), value :: global_rows
+      integer(c_int64_t), value :: global_cols
+      integer(c_int64_t), value :: row_start
+      integer(c_int64_t), value :: local_rows
+      integer(c_int64_t), value :: x_start
+      integer(c_int64_t), value :: x_rows
+      integer(c_int32_t), value :: offset_type
+      type(c_ptr), value :: row_offsets
+      integer(c_int32_t), value :: index_type
+      type(c_ptr), value :: col_indices
+      integer(c_int32_t), value :: value_type
+      type(c_ptr), value :: values
+      integer(c_int32_t), value :: base
+      type(c_ptr), intent(out) :: matrix
+      integer(c_int32_t) :: status
+    end function spgemm_dist_matrix_create_csr
+
+    ! Releases a distributed matrix (frees its duplicate of the communicator; the caller's
+    ! arrays are untouched). Collective over the matrix's communicator, like
+    ! `MPI_Comm_free`. `NULL` is a no-op.
+    !
+    ! # Safety
+    ! `matrix` is NULL or a live matrix from `spgemm_dist_matrix_create_csr`, not used after.
+    function spgemm_dist_matrix_destroy(matrix) &
+        bind(C, name="spgemm_dist_matrix_destroy") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: matrix
+      integer(c_int32_t) :: status
+    end function spgemm_dist_matrix_destroy
+
+    ! What the cost model predicts for `Y = alpha A X + beta Y` with k columns, without
+    ! building anything: the algorithm and grid it picks under the options (those of
+    ! `spgemm_dist_spmm_plan`), the predicted seconds of one product, and the largest
+    ! per-rank footprint of that choice in bytes. Each output pointer may be NULL.
+    ! Collective over A's communicator; the same outputs and status on every rank.
+    ! Errors: those of `spgemm_dist_spmm_plan`.
+    !
+    ! # Safety
+    ! `handle` NULL or live, `a` a live distributed matrix, outputs NULL or writable.
+    function spgemm_dist_spmm_estimate(handle, a, k, layout, algorithm, grid_rows, grid_cols, &
+        memory_limit, chosen_algorithm, chosen_grid_rows, chosen_grid_cols, predicted_seconds, &
+        footprint_max_bytes) &
+        bind(C, name="spgemm_dist_spmm_estimate") result(status)
+      import :: c_double, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: a
+      integer(c_int64_t), value :: k
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: algorithm
+      integer(c_int64_t), value :: grid_rows
+      integer(c_int64_t), value :: grid_cols
+      integer(c_int64_t), value :: memory_limit
+      integer(c_int32_t), intent(out) :: chosen_algorithm
+      integer(c_int64_t), intent(out) :: chosen_grid_rows
+      integer(c_int64_t), intent(out) :: chosen_grid_cols
+      real(c_double), intent(out) :: predicted_seconds
+      integer(c_int64_t), intent(out) :: footprint_max_bytes
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spmm_estimate
+
+    ! Plans `Y = alpha A X + beta Y` with k columns of X and Y in `layout`
+    ! (`SPGEMM_LAYOUT_ROW_MAJOR` or `_COL_MAJOR`): picks the algorithm and process grid
+    ! (`algorithm` = `SPGEMM_DIST_ALG_AUTO`: the cost model's choice, from the measured
+    ! network and local SpMM rate; or the one given), moves A's tiles to their ranks and
+    ! allocates the buffers, so that each `spgemm_dist_spmm` pays only for the product.
+    ! `grid_rows` x `grid_cols` forces the process grid (both 0: chosen; for
+    ! `SPGEMM_DIST_ALG_SA15D` the replication factor c is `grid_cols`). `memory_limit`:
+    ! bytes a rank may hold for the plan (0: no limit); a plan over it on any rank is refused
+    ! with `SPGEMM_STATUS_ALLOC_FAILED` on every rank before anything is allocated. The plan
+    ! keeps no reference to A's arrays or its communicator (it has its own duplicate).
+    ! Collective over A's communicator.
+    ! Errors (on every rank): `SPGEMM_STATUS_NULL_POINTER` (handle, plan), `SPGEMM_STATUS_INVALID_VALUE`
+    ! (negative k, unknown layout or algorithm code, a grid that is not p ranks, A without
+    ! values), `SPGEMM_STATUS_ALLOC_FAILED`, `SPGEMM_STATUS_INDEX_OVERFLOW` (a message over
+    ! the `int` counts of MPI), `SPGEMM_STATUS_NOT_SUPPORTED` (built without `mpi`).
+    ! A NULL `a` returns at once on that rank: with no matrix there is no communicator to
+    ! agree over, as with a wrong communicator the other ranks then wait.
+    !
+    ! # Safety
+    ! `handle` NULL or live, `a` a live distributed matrix, `plan` NULL or writable.
+    function spgemm_dist_spmm_plan(handle, a, k, layout, algorithm, grid_rows, grid_cols, &
+        memory_limit, plan) &
+        bind(C, name="spgemm_dist_spmm_plan") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: a
+      integer(c_int64_t), value :: k
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: algorithm
+      integer(c_int64_t), value :: grid_rows
+      integer(c_int64_t), value :: grid_cols
+      integer(c_int64_t), value :: memory_limit
+      type(c_ptr), intent(out) :: plan
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spmm_plan
+
+    ! What the plan runs and holds on this rank: its algorithm (never AUTO), process grid,
+    ! the bytes this rank holds for it, the model's payload bytes of one product over all
+    ! ranks together, the value type (`SPGEMM_VALUE_*`), and the rows of X and of Y this rank
+    ! passes to `spgemm_dist_spmm`. Each output pointer may be NULL. Local (no MPI call).
+    !
+    ! # Safety
+    ! `plan` NULL or live, outputs NULL or writable.
+    function spgemm_dist_plan_get_info(plan, algorithm, grid_rows, grid_cols, footprint_bytes, &
+        predicted_bytes_total, value_type, x_rows, y_rows) &
+        bind(C, name="spgemm_dist_plan_get_info") result(status)
+      import :: c_double, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int32_t), intent(out) :: algorithm
+      integer(c_int64_t), intent(out) :: grid_rows
+      integer(c_int64_t), intent(out) :: grid_cols
+      integer(c_int64_t), intent(out) :: footprint_bytes
+      real(c_double), intent(out) :: predicted_bytes_total
+      integer(c_int32_t), intent(out) :: value_type
+      integer(c_int64_t), intent(out) :: x_rows
+      integer(c_int64_t), intent(out) :: y_rows
+      integer(c_int32_t) :: status
+    end function spgemm_dist_plan_get_info
+
+    ! Traffic and time of the plan's last `spgemm_dist_spmm` on this rank: payload bytes sent
+    ! to and received from other ranks (one-sided gets count at the origin only), the bytes
+    ! of the status agreement, seconds in local products and in the whole call. Each output
+    ! pointer may be NULL. Local.
+    !
+    ! # Safety
+    ! `plan` NULL or live, outputs NULL or writable.
+    function spgemm_dist_plan_get_stats(plan, bytes_sent, bytes_received, control_bytes, &
+        compute_seconds, total_seconds) &
+        bind(C, name="spgemm_dist_plan_get_stats") result(status)
+      import :: c_double, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int64_t), intent(out) :: bytes_sent
+      integer(c_int64_t), intent(out) :: bytes_received
+      integer(c_int64_t), intent(out) :: control_bytes
+      real(c_double), intent(out) :: compute_seconds
+      real(c_double), intent(out) :: total_seconds
+      integer(c_int32_t) :: status
+    end function spgemm_dist_plan_get_stats
+
+    ! New values of the plan's matrix: `a` describes the same structure and types as the
+    ! matrix planned (checked by a digest: `SPGEMM_STATUS_PLAN_MISMATCH` otherwise), with new
+    ! values (e.g. the caller's value array changed in place). Only values move.
+    ! Collective over the plan's communicator; the same status on every rank.
+    !
+    ! # Safety
+    ! `handle` NULL or live, `plan` a live plan, `a` NULL or a live distributed matrix.
+    function spgemm_dist_spmm_update_values(handle, plan, a) &
+        bind(C, name="spgemm_dist_spmm_update_values") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: a
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spmm_update_values
+
+    ! `Y = alpha * A * X + beta * Y` with the plan. `x`: this rank's rows of X (its block of
+    ! A's columns, `x_rows` of `spgemm_dist_plan_get_info`), `y`: its rows of Y (`y_rows`),
+    ! both k columns in the plan's layout with leading dimensions `ldx` and `ldy` (row-major:
+    ! `ld >= k`; column-major: `ld >= max(1, rows)`), of A's value type, not overlapping.
+    ! BLAS conventions: `beta == 0` does not read Y, `alpha == 0` reads neither A nor X (X
+    ! may then be NULL). Every rank passes the same alpha and beta. The local products run on
+    ! the handle's threads (its backend decides CPU or GPU). Repeat with new X and Y as often
+    ! as needed. Collective over the plan's communicator: an argument error on any rank
+    ! (NULL or misaligned X or Y, a leading dimension too small, alpha or beta differing
+    ! between ranks) gives the same status on every rank, before anything is written. A NULL
+    ! `handle` or `plan` returns at once on that rank (no communicator to agree over without
+    ! the plan; the handle's absence cannot take part in the product's agreement).
+    !
+    ! Result: each entry of Y equals the serial SpMM of the gathered matrices, bitwise for
+    ! the algorithms that keep the serial summation order (sA-1.5D with c = 1, and every
+    ! algorithm on one rank), else within rounding (docs/DISTRIBUTED.md states it per
+    ! algorithm).
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE`,
+    ! `SPGEMM_STATUS_INDEX_OVERFLOW` (X or Y spans more than the address space).
+    !
+    ! # Safety
+    ! `handle` and `plan` live; `x` and `y` valid for the extents described above.
+    function spgemm_dist_spmm(handle, plan, alpha, x, ldx, beta, y, ldy) &
+        bind(C, name="spgemm_dist_spmm") result(status)
+      import :: c_double, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: plan
+      real(c_double), value :: alpha
+      type(c_ptr), value :: x
+      integer(c_int64_t), value :: ldx
+      real(c_double), value :: beta
+      type(c_ptr), value :: y
+      integer(c_int64_t), value :: ldy
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spmm
+
+    ! Releases a plan (its communicators and, for the one-sided algorithms, its MPI windows).
+    ! Collective over the plan's communicator. `NULL` is a no-op.
+    !
+    ! # Safety
+    ! `plan` NULL or a live plan, not used after.
+    function spgemm_dist_plan_destroy(plan) bind(C, name="spgemm_dist_plan_destroy") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int32_t) :: status
+    end function spgemm_dist_plan_destroy
 
     ! Creates a handle with the default number of threads (environment variable
     ! `SPGEMM_NUM_THREADS`, else all cores, at most `SPGEMM_MAX_THREADS`) and default

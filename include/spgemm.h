@@ -39,6 +39,16 @@
 
 #define SPGEMM_VERSION_PATCH 0
 
+// SpGEMM algorithm choice (codes as in the C header's `SPGEMM_ALG_*`).
+typedef struct Algorithm Algorithm;
+
+// Opaque distributed matrix: this rank's rows (a descriptor of caller arrays, nothing
+// copied) and a duplicate of the caller's communicator.
+typedef struct spgemm_dist_matrix_t spgemm_dist_matrix_t;
+
+// Opaque distributed SpMM plan (algorithm, grid, A's tiles on their ranks, buffers).
+typedef struct spgemm_dist_plan_t spgemm_dist_plan_t;
+
 // Opaque library context: worker threads, options and reusable workspace.
 typedef struct spgemm_handle_t spgemm_handle_t;
 
@@ -55,12 +65,6 @@ typedef struct spgemm_spmm_analysis_t spgemm_spmm_analysis_t;
 // Status code returned by every function (0 = success). See `SPGEMM_STATUS_*`.
 typedef int32_t spgemm_status_t;
 
-// SpGEMM algorithm. See `SPGEMM_ALG_*`.
-typedef int32_t spgemm_algorithm_t;
-
-// Where products run. See `SPGEMM_BACKEND_*`.
-typedef int32_t spgemm_backend_t;
-
 // Integer type of row offsets or column indices. See `SPGEMM_INDEX_*`.
 typedef int32_t spgemm_index_type_t;
 
@@ -70,20 +74,31 @@ typedef int32_t spgemm_value_type_t;
 // Index base: 0 (C) or 1 (Fortran).
 typedef int32_t spgemm_index_base_t;
 
+// Storage order of the dense matrices X and Y. See `SPGEMM_LAYOUT_*`.
+typedef int32_t spgemm_layout_t;
+
+// Distributed SpMM algorithm. See `SPGEMM_DIST_ALG_*`.
+typedef int32_t spgemm_dist_algorithm_t;
+
+// SpGEMM algorithm. See `SPGEMM_ALG_*`.
+typedef int32_t spgemm_algorithm_t;
+
+// Where products run. See `SPGEMM_BACKEND_*`.
+typedef int32_t spgemm_backend_t;
+
 // Where a matrix's arrays live. See `SPGEMM_MEMORY_*`.
 typedef int32_t spgemm_memory_t;
 
 // op(A) in SpMM, op(A) and op(B) in SpGEMM. See `SPGEMM_OPERATION_*`.
 typedef int32_t spgemm_operation_t;
 
-// Storage order of the dense matrices X and Y. See `SPGEMM_LAYOUT_*`.
-typedef int32_t spgemm_layout_t;
-
 // Binding of worker threads to cores. See `SPGEMM_BIND_*`.
 typedef int32_t spgemm_bind_t;
 
 // Use of high-bandwidth memory. See `SPGEMM_HBM_*`.
 typedef int32_t spgemm_hbm_t;
+
+
 
 
 
@@ -205,6 +220,25 @@ typedef int32_t spgemm_hbm_t;
 // size exceeds the GPU path's 32-bit device indices.
 #define SPGEMM_BACKEND_CUDA 2
 
+// The cost model picks the algorithm and the process grid (default).
+#define SPGEMM_DIST_ALG_AUTO 0
+
+// 1.5D A-stationary, bulk-synchronous (grid (p/c) x c: X replicated by an allgather over
+// grid columns, partial Y summed by a reduce-scatter over grid rows).
+#define SPGEMM_DIST_ALG_SA15D 1
+
+// 2D A-stationary, bulk-synchronous (broadcasts of X, reductions of Y per stage).
+#define SPGEMM_DIST_ALG_SA2D 2
+
+// 2D C-stationary (SUMMA), bulk-synchronous (broadcasts of A and X per stage).
+#define SPGEMM_DIST_ALG_SC2D 3
+
+// 2D A-stationary, one-sided (MPI RMA gets of X tiles).
+#define SPGEMM_DIST_ALG_SA2D_ASYNC 4
+
+// 2D C-stationary, one-sided (MPI RMA gets of A and X tiles).
+#define SPGEMM_DIST_ALG_SC2D_ASYNC 5
+
 // Host (CPU) memory: descriptors of `spgemm_matrix_create_csr` and results of
 // `spgemm_multiply`.
 #define SPGEMM_MEMORY_HOST 0
@@ -243,6 +277,201 @@ const char *spgemm_status_string(spgemm_status_t status);
 // # Safety
 // Each pointer is NULL or points to a writable `int32_t`.
 spgemm_status_t spgemm_version(int32_t *major, int32_t *minor, int32_t *patch);
+
+// Creates a distributed matrix from this rank's block of rows. Collective over `comm`.
+//
+// - `comm`: the communicator as a Fortran handle (`MPI_Fint`): C passes
+//   `MPI_Comm_c2f(comm)`, Fortran its `integer` communicator (or `comm%MPI_VAL`), C++
+//   likewise. The library duplicates it (the caller's is never freed; its traffic never
+//   mixes with the library's) and never initialises or finalises MPI: a call before
+//   `MPI_Init` or after `MPI_Finalize` gives `SPGEMM_STATUS_INVALID_VALUE`.
+// - `global_rows` x `global_cols`: A's global sizes, the same on every rank.
+// - `row_start`, `local_rows`: this rank owns rows `row_start .. row_start + local_rows`
+//   (0-based, whatever `base`). The ranks' blocks follow each other in rank order and tile
+//   the global rows (PETSc's ownership ranges, Tpetra's contiguous row maps); a rank may
+//   own no rows.
+// - `x_start`, `x_rows`: the rows of X this rank owns (its block of A's columns); pass
+//   `x_start = -1` for the same range as its rows (square A). The ranks' X blocks also
+//   follow each other in rank order and tile the global columns.
+// - The local rows in CSR as `spgemm_matrix_create_csr` takes them (any offset/index/value
+//   type, base 0 or 1), `local_rows` rows with GLOBAL column indices in
+//   [base, base + global_cols), with values.
+//
+// Everything is checked here, on every rank: the arguments, each rank's rows (structure,
+// column indices), and that the ranks' sizes and ranges fit together; a failure on any
+// rank gives the same status on every rank (no rank waits, none crashes). The arrays are
+// borrowed and must stay valid and unchanged in structure while the matrix is used.
+// On success `*matrix` owns the matrix; release it with `spgemm_dist_matrix_destroy`.
+//
+// Errors (on every rank): `SPGEMM_STATUS_NOT_SUPPORTED` (libspgemm built without the `mpi`
+// feature), `SPGEMM_STATUS_INVALID_VALUE` (MPI not initialised or finalised, a handle
+// that names no communicator, negative sizes, codes, ranges that do not tile), and those of
+// `spgemm_matrix_create_csr` and of validation (`SPGEMM_STATUS_NULL_POINTER`,
+// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`,
+// `SPGEMM_STATUS_DIMENSION_MISMATCH` for global sizes that differ between ranks).
+// A NULL `handle` or `matrix` is agreed too. Every rank of the communicator must call
+// with a handle of that same communicator (as for any collective MPI call); an
+// inter-communicator gives `SPGEMM_STATUS_NOT_SUPPORTED`.
+//
+// # Safety
+// `handle` is NULL or live, `matrix` NULL or writable, the arrays valid as described.
+spgemm_status_t spgemm_dist_matrix_create_csr(spgemm_handle_t *handle,
+                                              int comm,
+                                              int64_t global_rows,
+                                              int64_t global_cols,
+                                              int64_t row_start,
+                                              int64_t local_rows,
+                                              int64_t x_start,
+                                              int64_t x_rows,
+                                              spgemm_index_type_t offset_type,
+                                              const void *row_offsets,
+                                              spgemm_index_type_t index_type,
+                                              const void *col_indices,
+                                              spgemm_value_type_t value_type,
+                                              const void *values,
+                                              spgemm_index_base_t base,
+                                              spgemm_dist_matrix_t **matrix);
+
+// Releases a distributed matrix (frees its duplicate of the communicator; the caller's
+// arrays are untouched). Collective over the matrix's communicator, like
+// `MPI_Comm_free`. `NULL` is a no-op.
+//
+// # Safety
+// `matrix` is NULL or a live matrix from `spgemm_dist_matrix_create_csr`, not used after.
+spgemm_status_t spgemm_dist_matrix_destroy(spgemm_dist_matrix_t *matrix);
+
+// What the cost model predicts for `Y = alpha A X + beta Y` with k columns, without
+// building anything: the algorithm and grid it picks under the options (those of
+// `spgemm_dist_spmm_plan`), the predicted seconds of one product, and the largest
+// per-rank footprint of that choice in bytes. Each output pointer may be NULL.
+// Collective over A's communicator; the same outputs and status on every rank.
+// Errors: those of `spgemm_dist_spmm_plan`.
+//
+// # Safety
+// `handle` NULL or live, `a` a live distributed matrix, outputs NULL or writable.
+spgemm_status_t spgemm_dist_spmm_estimate(spgemm_handle_t *handle,
+                                          const spgemm_dist_matrix_t *a,
+                                          int64_t k,
+                                          spgemm_layout_t layout,
+                                          spgemm_dist_algorithm_t algorithm,
+                                          int64_t grid_rows,
+                                          int64_t grid_cols,
+                                          int64_t memory_limit,
+                                          spgemm_dist_algorithm_t *chosen_algorithm,
+                                          int64_t *chosen_grid_rows,
+                                          int64_t *chosen_grid_cols,
+                                          double *predicted_seconds,
+                                          int64_t *footprint_max_bytes);
+
+// Plans `Y = alpha A X + beta Y` with k columns of X and Y in `layout`
+// (`SPGEMM_LAYOUT_ROW_MAJOR` or `_COL_MAJOR`): picks the algorithm and process grid
+// (`algorithm` = `SPGEMM_DIST_ALG_AUTO`: the cost model's choice, from the measured
+// network and local SpMM rate; or the one given), moves A's tiles to their ranks and
+// allocates the buffers, so that each `spgemm_dist_spmm` pays only for the product.
+// `grid_rows` x `grid_cols` forces the process grid (both 0: chosen; for
+// `SPGEMM_DIST_ALG_SA15D` the replication factor c is `grid_cols`). `memory_limit`:
+// bytes a rank may hold for the plan (0: no limit); a plan over it on any rank is refused
+// with `SPGEMM_STATUS_ALLOC_FAILED` on every rank before anything is allocated. The plan
+// keeps no reference to A's arrays or its communicator (it has its own duplicate).
+// Collective over A's communicator.
+// Errors (on every rank): `SPGEMM_STATUS_NULL_POINTER` (handle, plan), `SPGEMM_STATUS_INVALID_VALUE`
+// (negative k, unknown layout or algorithm code, a grid that is not p ranks, A without
+// values), `SPGEMM_STATUS_ALLOC_FAILED`, `SPGEMM_STATUS_INDEX_OVERFLOW` (a message over
+// the `int` counts of MPI), `SPGEMM_STATUS_NOT_SUPPORTED` (built without `mpi`).
+// A NULL `a` returns at once on that rank: with no matrix there is no communicator to
+// agree over, as with a wrong communicator the other ranks then wait.
+//
+// # Safety
+// `handle` NULL or live, `a` a live distributed matrix, `plan` NULL or writable.
+spgemm_status_t spgemm_dist_spmm_plan(spgemm_handle_t *handle,
+                                      const spgemm_dist_matrix_t *a,
+                                      int64_t k,
+                                      spgemm_layout_t layout,
+                                      spgemm_dist_algorithm_t algorithm,
+                                      int64_t grid_rows,
+                                      int64_t grid_cols,
+                                      int64_t memory_limit,
+                                      spgemm_dist_plan_t **plan);
+
+// What the plan runs and holds on this rank: its algorithm (never AUTO), process grid,
+// the bytes this rank holds for it, the model's payload bytes of one product over all
+// ranks together, the value type (`SPGEMM_VALUE_*`), and the rows of X and of Y this rank
+// passes to `spgemm_dist_spmm`. Each output pointer may be NULL. Local (no MPI call).
+//
+// # Safety
+// `plan` NULL or live, outputs NULL or writable.
+spgemm_status_t spgemm_dist_plan_get_info(spgemm_dist_plan_t *plan,
+                                          spgemm_dist_algorithm_t *algorithm,
+                                          int64_t *grid_rows,
+                                          int64_t *grid_cols,
+                                          int64_t *footprint_bytes,
+                                          double *predicted_bytes_total,
+                                          spgemm_value_type_t *value_type,
+                                          int64_t *x_rows,
+                                          int64_t *y_rows);
+
+// Traffic and time of the plan's last `spgemm_dist_spmm` on this rank: payload bytes sent
+// to and received from other ranks (one-sided gets count at the origin only), the bytes
+// of the status agreement, seconds in local products and in the whole call. Each output
+// pointer may be NULL. Local.
+//
+// # Safety
+// `plan` NULL or live, outputs NULL or writable.
+spgemm_status_t spgemm_dist_plan_get_stats(spgemm_dist_plan_t *plan,
+                                           int64_t *bytes_sent,
+                                           int64_t *bytes_received,
+                                           int64_t *control_bytes,
+                                           double *compute_seconds,
+                                           double *total_seconds);
+
+// New values of the plan's matrix: `a` describes the same structure and types as the
+// matrix planned (checked by a digest: `SPGEMM_STATUS_PLAN_MISMATCH` otherwise), with new
+// values (e.g. the caller's value array changed in place). Only values move.
+// Collective over the plan's communicator; the same status on every rank.
+//
+// # Safety
+// `handle` NULL or live, `plan` a live plan, `a` NULL or a live distributed matrix.
+spgemm_status_t spgemm_dist_spmm_update_values(spgemm_handle_t *handle,
+                                               spgemm_dist_plan_t *plan,
+                                               const spgemm_dist_matrix_t *a);
+
+// `Y = alpha * A * X + beta * Y` with the plan. `x`: this rank's rows of X (its block of
+// A's columns, `x_rows` of `spgemm_dist_plan_get_info`), `y`: its rows of Y (`y_rows`),
+// both k columns in the plan's layout with leading dimensions `ldx` and `ldy` (row-major:
+// `ld >= k`; column-major: `ld >= max(1, rows)`), of A's value type, not overlapping.
+// BLAS conventions: `beta == 0` does not read Y, `alpha == 0` reads neither A nor X (X
+// may then be NULL). Every rank passes the same alpha and beta. The local products run on
+// the handle's threads (its backend decides CPU or GPU). Repeat with new X and Y as often
+// as needed. Collective over the plan's communicator: an argument error on any rank
+// (NULL or misaligned X or Y, a leading dimension too small, alpha or beta differing
+// between ranks) gives the same status on every rank, before anything is written. A NULL
+// `handle` or `plan` returns at once on that rank (no communicator to agree over without
+// the plan; the handle's absence cannot take part in the product's agreement).
+//
+// Result: each entry of Y equals the serial SpMM of the gathered matrices, bitwise for
+// the algorithms that keep the serial summation order (sA-1.5D with c = 1, and every
+// algorithm on one rank), else within rounding (docs/DISTRIBUTED.md states it per
+// algorithm).
+// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE`,
+// `SPGEMM_STATUS_INDEX_OVERFLOW` (X or Y spans more than the address space).
+//
+// # Safety
+// `handle` and `plan` live; `x` and `y` valid for the extents described above.
+spgemm_status_t spgemm_dist_spmm(spgemm_handle_t *handle,
+                                 spgemm_dist_plan_t *plan,
+                                 double alpha,
+                                 const void *x,
+                                 int64_t ldx,
+                                 double beta,
+                                 void *y,
+                                 int64_t ldy);
+
+// Releases a plan (its communicators and, for the one-sided algorithms, its MPI windows).
+// Collective over the plan's communicator. `NULL` is a no-op.
+//
+// # Safety
+// `plan` NULL or a live plan, not used after.
+spgemm_status_t spgemm_dist_plan_destroy(spgemm_dist_plan_t *plan);
 
 // Creates a handle with the default number of threads (environment variable
 // `SPGEMM_NUM_THREADS`, else all cores, at most `SPGEMM_MAX_THREADS`) and default

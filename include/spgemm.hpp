@@ -114,6 +114,12 @@ struct matrix_deleter {
 struct plan_deleter {
     void operator()(spgemm_plan_t *p) const noexcept { spgemm_plan_destroy(p); }
 };
+struct dist_matrix_deleter {
+    void operator()(spgemm_dist_matrix_t *p) const noexcept { spgemm_dist_matrix_destroy(p); }
+};
+struct dist_plan_deleter {
+    void operator()(spgemm_dist_plan_t *p) const noexcept { spgemm_dist_plan_destroy(p); }
+};
 
 }  // namespace detail
 
@@ -327,6 +333,106 @@ void spmm(handle &h, operation op, Value alpha, const matrix &a, layout order, s
                                      ldx, &beta, y, ldy),
                   h.get(), "spgemm_spmm_scaled");
 }
+
+// ---- Distributed SpMM over MPI (library built with the `mpi` feature) ----
+// The communicator is passed as its Fortran handle, MPI_Comm_c2f(comm), so this header
+// does not include mpi.h. Every call (constructors and destructors included) is collective
+// over that communicator and throws the same spgemm::error on every rank.
+
+// This rank's rows of a row-distributed CSR matrix (GLOBAL column indices; no copy).
+class dist_matrix {
+public:
+    // Rows [row_start, row_start + local_rows) of a global_rows x global_cols matrix; this
+    // rank owns rows [x_start, x_start + x_rows) of X (x_start = -1: the same as its rows).
+    template <class Offset, class Index, class Value>
+    static dist_matrix csr(handle &h, int comm_f, std::int64_t global_rows,
+                           std::int64_t global_cols, std::int64_t row_start,
+                           std::int64_t local_rows, const Offset *row_offsets,
+                           const Index *col_indices, const Value *values,
+                           index_base base = index_base::zero, std::int64_t x_start = -1,
+                           std::int64_t x_rows = 0) {
+        spgemm_dist_matrix_t *m = nullptr;
+        detail::check(spgemm_dist_matrix_create_csr(
+                          h.get(), comm_f, global_rows, global_cols, row_start, local_rows,
+                          x_start, x_rows, detail::index_code<Offset>(), row_offsets,
+                          detail::index_code<Index>(), col_indices, detail::value_code<Value>(),
+                          values, static_cast<spgemm_index_base_t>(base), &m),
+                      h.get(), "spgemm_dist_matrix_create_csr");
+        return dist_matrix(m);
+    }
+    spgemm_dist_matrix_t *get() const noexcept { return p_.get(); }
+
+private:
+    explicit dist_matrix(spgemm_dist_matrix_t *m) : p_(m) {}
+    std::unique_ptr<spgemm_dist_matrix_t, detail::dist_matrix_deleter> p_;
+};
+
+// What a distributed plan runs (spgemm_dist_plan_get_info).
+struct dist_plan_info {
+    spgemm_dist_algorithm_t algorithm = 0;
+    std::int64_t grid_rows = 0, grid_cols = 0, footprint_bytes = 0;
+    double predicted_bytes_total = 0;
+    spgemm_value_type_t value_type = 0;
+    std::int64_t x_rows = 0, y_rows = 0;
+};
+
+// Traffic and time of the last product (spgemm_dist_plan_get_stats).
+struct dist_stats {
+    std::int64_t bytes_sent = 0, bytes_received = 0, control_bytes = 0;
+    double compute_seconds = 0, total_seconds = 0;
+};
+
+// A distributed SpMM plan: Y = alpha * A * X + beta * Y with k columns, reused.
+class dist_plan {
+public:
+    // grid_rows x grid_cols: a forced process grid (0 x 0: chosen); memory_limit: bytes a
+    // rank may hold (0: no limit).
+    static dist_plan create(handle &h, const dist_matrix &a, std::int64_t k,
+                            spgemm_layout_t layout = SPGEMM_LAYOUT_ROW_MAJOR,
+                            spgemm_dist_algorithm_t algorithm = SPGEMM_DIST_ALG_AUTO,
+                            std::int64_t grid_rows = 0, std::int64_t grid_cols = 0,
+                            std::int64_t memory_limit = 0) {
+        spgemm_dist_plan_t *p = nullptr;
+        detail::check(spgemm_dist_spmm_plan(h.get(), a.get(), k, layout, algorithm, grid_rows,
+                                            grid_cols, memory_limit, &p),
+                      h.get(), "spgemm_dist_spmm_plan");
+        return dist_plan(p);
+    }
+    dist_plan_info info() const {
+        dist_plan_info i;
+        detail::check(spgemm_dist_plan_get_info(get(), &i.algorithm, &i.grid_rows, &i.grid_cols,
+                                                &i.footprint_bytes, &i.predicted_bytes_total,
+                                                &i.value_type, &i.x_rows, &i.y_rows),
+                      nullptr, "spgemm_dist_plan_get_info");
+        return i;
+    }
+    dist_stats last_stats() const {
+        dist_stats s;
+        detail::check(spgemm_dist_plan_get_stats(get(), &s.bytes_sent, &s.bytes_received,
+                                                 &s.control_bytes, &s.compute_seconds,
+                                                 &s.total_seconds),
+                      nullptr, "spgemm_dist_plan_get_stats");
+        return s;
+    }
+    // This rank's rows of X and Y, in the plan's layout, of A's value type.
+    template <class Value>
+    void spmm(handle &h, double alpha, const Value *x, std::int64_t ldx, double beta, Value *y,
+              std::int64_t ldy) {
+        static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>);
+        detail::check(spgemm_dist_spmm(h.get(), get(), alpha, x, ldx, beta, y, ldy), h.get(),
+                      "spgemm_dist_spmm");
+    }
+    // A's values changed (same structure).
+    void update_values(handle &h, const dist_matrix &a) {
+        detail::check(spgemm_dist_spmm_update_values(h.get(), get(), a.get()), h.get(),
+                      "spgemm_dist_spmm_update_values");
+    }
+    spgemm_dist_plan_t *get() const noexcept { return p_.get(); }
+
+private:
+    explicit dist_plan(spgemm_dist_plan_t *p) : p_(p) {}
+    std::unique_ptr<spgemm_dist_plan_t, detail::dist_plan_deleter> p_;
+};
 
 }  // namespace spgemm
 

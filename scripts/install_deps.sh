@@ -4,12 +4,14 @@
 # are present.
 #   scripts/install_deps.sh demo    what `make demo` needs (C compiler, hwloc, udev)
 #   scripts/install_deps.sh check   what `make check` needs as well (Fortran, CMake, clang's
-#                                   libFuzzer, valgrind, Python venv)
+#                                   libFuzzer, valgrind, Python venv, Open MPI and
+#                                   libclang for the distributed tests)
 set -euo pipefail
 what=${1:-demo}
 pkgs=(gcc make pkg-config libhwloc-dev libudev-dev)
 if [ "$what" = check ]; then
-  pkgs+=(g++ gfortran cmake python3 python3-venv clang libclang-rt-14-dev valgrind)
+  pkgs+=(g++ gfortran cmake python3 python3-venv clang libclang-rt-14-dev valgrind \
+    openmpi-bin libopenmpi-dev libclang-dev)
 fi
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

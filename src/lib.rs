@@ -6,7 +6,8 @@
 //!   panic boundary, status codes, last-error text); calls only the typed API;
 //! - [`api`]: the typed API (handle, plan, products, SpMM), re-exported at the crate root;
 //! - `exec`: the dispatcher, the one place that picks a backend;
-//! - backends, peers: `cpu` (kernels, accumulators, selector) and `cuda` (GPU);
+//! - backends, peers: `cpu` (kernels, accumulators, selector), `cuda` (GPU) and `dist`
+//!   (distributed products over MPI, feature `mpi`);
 //! - `common`: what the backends share (CSR views, checks, options, slices);
 //! - `platform`: hwloc topology, workers, NUMA/HBM memory, allocation, pools;
 //! - [`error`], [`types`]: status codes and element types, used everywhere.
@@ -15,6 +16,7 @@ pub mod api;
 pub(crate) mod common;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub(crate) mod dist;
 pub mod error;
 pub(crate) mod exec;
 pub mod ffi;

@@ -4,10 +4,12 @@
 //! is guarded here once: a failure discards the backends' scratch and, with validation
 //! off, is explained by validating the inputs afterwards.
 
+mod dist;
 mod handle;
 pub mod output_cache;
 pub mod owned;
 
+pub use dist::*;
 pub use handle::Handle;
 pub use owned::{IndexVec, OffsetVec, OwnedCsr, ValueVec};
 

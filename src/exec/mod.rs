@@ -5,6 +5,7 @@
 //! shape and C's format, validation and structure digests, the inputs against a plan,
 //! and C's arrays.
 
+pub mod dist;
 mod engine;
 mod hybrid;
 mod ops;

@@ -194,11 +194,81 @@ pub(crate) unsafe fn values_out<'a>(
 }
 
 impl RawCsr {
+    /// The arguments of `spgemm_matrix_create_csr` after their checks (sizes, type and
+    /// base codes, row offsets non-NULL, alignment); nothing is read.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        nrows: i64,
+        ncols: i64,
+        offset_type: spgemm_index_type_t,
+        row_offsets: *const c_void,
+        index_type: spgemm_index_type_t,
+        col_indices: *const c_void,
+        value_type: spgemm_value_type_t,
+        values: *const c_void,
+        base: spgemm_index_base_t,
+    ) -> Result<RawCsr> {
+        let nrows = dim(nrows, "nrows")?;
+        let ncols = dim(ncols, "ncols")?;
+        let offset_type_ = self::index_type(offset_type, "offset_type")?;
+        let index_type_ = self::index_type(index_type, "index_type")?;
+        if index_type_ == IndexType::SizeT {
+            return err(
+                Status::InvalidValue,
+                "index_type: size_t column indices are not supported (use int32 or int64)",
+            );
+        }
+        let value_type = self::value_type(value_type, "value_type")?;
+        let base = index_base(base, "base")?;
+        non_null(row_offsets, "row_offsets")?;
+        if nrows.checked_add(1).is_none() {
+            return err(Status::IndexOverflow, "nrows + 1 overflows");
+        }
+        let raw = RawCsr {
+            nrows,
+            ncols,
+            base,
+            offset_type: offset_type_,
+            row_offsets,
+            index_type: index_type_,
+            col_indices,
+            value_type,
+            values,
+        };
+        let align_ok = |p: *const c_void, a: usize| p.is_null() || (p as usize).is_multiple_of(a);
+        let off_align = match offset_type_ {
+            IndexType::Int32 => 4,
+            _ => 8,
+        };
+        let idx_align = if index_type_ == IndexType::Int32 {
+            4
+        } else {
+            8
+        };
+        let val_align = value_type.align();
+        // Name the misaligned array: a caller passing three arrays needs to know which.
+        for (p, align, name) in [
+            (row_offsets, off_align, "row_offsets"),
+            (col_indices, idx_align, "col_indices"),
+            (values, val_align, "values"),
+        ] {
+            if !align_ok(p, align) {
+                return err(
+                    Status::InvalidValue,
+                    format!("{name} = {p:p} is not aligned to {align} bytes for its element type"),
+                );
+            }
+        }
+        Ok(raw)
+    }
+}
+
+impl RawCsr {
     /// Borrowed typed view. Reads the last row offset to learn the number of entries.
     ///
     /// # Safety
     /// The arrays given at creation are still valid.
-    unsafe fn to_any(&self, name: &str) -> Result<AnyCsr<'_>> {
+    pub(crate) unsafe fn to_any(&self, name: &str) -> Result<AnyCsr<'_>> {
         let m1 = self
             .nrows
             .checked_add(1)
@@ -347,57 +417,17 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr(
         non_null(matrix, "matrix")?;
         // SAFETY: non-NULL and writable per contract.
         unsafe { *matrix = std::ptr::null_mut() };
-        let nrows = dim(nrows, "nrows")?;
-        let ncols = dim(ncols, "ncols")?;
-        let offset_type_ = self::index_type(offset_type, "offset_type")?;
-        let index_type_ = self::index_type(index_type, "index_type")?;
-        if index_type_ == IndexType::SizeT {
-            return err(
-                Status::InvalidValue,
-                "index_type: size_t column indices are not supported (use int32 or int64)",
-            );
-        }
-        let value_type = self::value_type(value_type, "value_type")?;
-        let base = index_base(base, "base")?;
-        non_null(row_offsets, "row_offsets")?;
-        if nrows.checked_add(1).is_none() {
-            return err(Status::IndexOverflow, "nrows + 1 overflows");
-        }
-        let raw = RawCsr {
+        let raw = RawCsr::new(
             nrows,
             ncols,
-            base,
-            offset_type: offset_type_,
+            offset_type,
             row_offsets,
-            index_type: index_type_,
+            index_type,
             col_indices,
             value_type,
             values,
-        };
-        let align_ok = |p: *const c_void, a: usize| p.is_null() || (p as usize).is_multiple_of(a);
-        let off_align = match offset_type_ {
-            IndexType::Int32 => 4,
-            _ => 8,
-        };
-        let idx_align = if index_type_ == IndexType::Int32 {
-            4
-        } else {
-            8
-        };
-        let val_align = value_type.align();
-        // Name the misaligned array: a caller passing three arrays needs to know which.
-        for (p, align, name) in [
-            (row_offsets, off_align, "row_offsets"),
-            (col_indices, idx_align, "col_indices"),
-            (values, val_align, "values"),
-        ] {
-            if !align_ok(p, align) {
-                return err(
-                    Status::InvalidValue,
-                    format!("{name} = {p:p} is not aligned to {align} bytes for its element type"),
-                );
-            }
-        }
+            base,
+        )?;
         let m = Box::new(spgemm_matrix_t {
             kind: MatrixKind::Borrowed(raw),
         });

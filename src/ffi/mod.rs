@@ -7,6 +7,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod boundary;
+pub mod dist;
 pub mod handle;
 pub mod matrix;
 pub mod plan;

@@ -1,0 +1,102 @@
+//! Distributed products over MPI (feature `mpi`): a communicator, row-distributed
+//! matrices, and SpMM `Y = alpha A X + beta Y` with a plan reused over many products
+//! (the algorithms of Selvitopi et al., ICS '21, chosen by a cost model; see
+//! docs/DISTRIBUTED.md). Every function here is collective over the matrix's
+//! communicator and returns the same status on every rank. The library never initialises
+//! or finalises MPI and never frees the caller's communicator (it works on a duplicate).
+//! Without the feature a [`DistComm`] cannot be made ([`DistComm::from_fortran`] gives
+//! `Status::NotSupported`), so nothing else can be reached.
+//!
+//! ```ignore
+//! let comm = DistComm::from_fortran(fint)?;            // C: MPI_Comm_c2f(comm)
+//! let a = DistMatrix { comm: &comm, global_rows: m, global_cols: n, row_start,
+//!                      x_range: None, local: my_rows /* AnyCsr, global column ids */ };
+//! let mut opts = DistPlanOptions::new(k, Layout::RowMajor);
+//! opts.memory_limit = Some(bytes_per_rank);
+//! let mut plan = dist_spmm_plan(&h, &a, &opts)?;
+//! for _ in 0..iterations {
+//!     let stats = dist_spmm(&h, &mut plan, 1.0, x, ldx, 0.0, y, ldy)?;
+//! }
+//! ```
+
+pub use crate::exec::dist::{
+    DistAlgorithm, DistCandidate, DistComm, DistEstimate, DistGrid, DistLocalRate, DistMatrix,
+    DistNetParams, DistPlan, DistPlanOptions, DistStats, Fint,
+};
+
+use super::handle::Handle;
+use crate::common::csr::ValueSlice;
+use crate::common::slices::ValueSliceMut;
+use crate::error::Result;
+use crate::exec::dist::{self, DistDense};
+
+/// Checks a distributed matrix: each rank's rows alone (ranges inside the global sizes,
+/// CSR structure, column indices within the global columns), then that the ranks' parts
+/// fit together (the same global sizes, row and column ranges tiling them in rank order).
+/// Collective.
+pub fn dist_check(h: &Handle, a: &DistMatrix<'_>) -> Result<()> {
+    h.guarded(&[], || dist::check(h.engine(), &h.options, a))
+}
+
+/// The model's prediction for every candidate algorithm and grid under `opts` (time,
+/// bytes moved, per-rank memory) and its choice, without building a plan. Collective.
+pub fn dist_spmm_estimate(
+    h: &Handle,
+    a: &DistMatrix<'_>,
+    opts: &DistPlanOptions,
+) -> Result<DistEstimate> {
+    h.guarded(&[], || dist::estimate(h.engine(), &h.options, a, opts))
+}
+
+/// A plan for `Y = alpha A X + beta Y` with k columns in `opts.layout`: the algorithm and
+/// grid (the model's choice or `opts`'), A's tiles moved to their ranks, the buffers
+/// allocated (within `opts.memory_limit` per rank, else `Status::AllocFailed`).
+/// Collective. The plan keeps no reference to A or its communicator.
+pub fn dist_spmm_plan(h: &Handle, a: &DistMatrix<'_>, opts: &DistPlanOptions) -> Result<DistPlan> {
+    h.guarded(&[], || dist::plan(h.engine(), &h.options, a, opts))
+}
+
+/// New values of the plan's matrix: the same structure and types as at planning (checked
+/// by a digest: `Status::PlanMismatch` otherwise); only values move. Collective.
+pub fn dist_spmm_update_values(h: &Handle, plan: &mut DistPlan, a: &DistMatrix<'_>) -> Result<()> {
+    h.guarded(&[], || dist::update_values(h.engine(), &h.options, plan, a))
+}
+
+/// `Y = alpha A X + beta Y` with the plan: `x` this rank's rows of X (its column range of
+/// A, k columns in the plan's layout, leading dimension `ldx`), `y` its rows of Y. BLAS
+/// conventions: beta = 0 does not read Y, alpha = 0 reads neither A nor X. Every rank
+/// passes the same alpha and beta. The node products run on the handle's workers (CPU
+/// kernels, or the GPU as the handle's backend decides). Collective.
+#[allow(clippy::too_many_arguments)]
+pub fn dist_spmm(
+    h: &Handle,
+    plan: &mut DistPlan,
+    alpha: f64,
+    x: ValueSlice<'_>,
+    ldx: usize,
+    beta: f64,
+    y: ValueSliceMut<'_>,
+    ldy: usize,
+) -> Result<DistStats> {
+    dist_spmm_after(h, plan, Ok(()), alpha, x, ldx, beta, y, ldy)
+}
+
+/// [`dist_spmm`] after the caller's own checks of its arguments (`pre`): an error there on
+/// any rank is the result on every rank. The C ABI's checks of its pointers go here.
+#[allow(clippy::too_many_arguments)]
+pub fn dist_spmm_after(
+    h: &Handle,
+    plan: &mut DistPlan,
+    pre: Result<()>,
+    alpha: f64,
+    x: ValueSlice<'_>,
+    ldx: usize,
+    beta: f64,
+    y: ValueSliceMut<'_>,
+    ldy: usize,
+) -> Result<DistStats> {
+    let d = DistDense { x, ldx, y, ldy };
+    h.guarded(&[], || {
+        dist::execute(h.engine(), &h.options, plan, pre, (alpha, beta), d)
+    })
+}
