@@ -22,6 +22,11 @@
  *      them against the plan's digest: C arrays fresh from malloc are read uninitialised
  *      (valgrind: "conditional jump depends on uninitialised value", src/cpu/gustavson.rs:558,
  *      563). The values come out right, so this test fails only under `make valgrind`.
+ *  F8  the structure digest that tells a numeric call's A and B from the plan's (validation
+ *      on) gave column indices {0,0,0} and {1,0,1} the same digest (its hash lanes started
+ *      at seed ^ lane, so two words changed by 1 exchanged lanes 0 and 1): a numeric call
+ *      with A corrupted that way ran the kernels on an out-of-range column and returned
+ *      INTERNAL (a caught panic) instead of PLAN_MISMATCH.
  * Each prints what went wrong; the program prints "N passed, M failed" and exits non-zero
  * on failure.
  */
@@ -312,6 +317,22 @@ static void test_f7_fresh_arrays_after_reuse(void) {
     spgemm_destroy(h);
 }
 
+/* F8: a changed structure whose digest used to collide with the plan's is PLAN_MISMATCH. */
+static void test_f8_digest_collision(void) {
+    int32_t rp[2] = {0, 3}, ci[3] = {0, 0, 0}, crow[2], cc[1];
+    double v[3] = {1.5, 8, 0}, cv[1];
+    spgemm_handle_t *h = handle(1, 3, SPGEMM_ALG_KKMEM);
+    spgemm_matrix_t *a = csr(1, 1, rp, ci, v);
+    spgemm_plan_t *plan = NULL;
+    CHECK_OK(h, spgemm_symbolic(h, a, a, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, crow, &plan));
+    ci[0] = 1;
+    ci[2] = 1;
+    CHECK_STATUS(h, spgemm_numeric(h, plan, a, a, cc, cv), SPGEMM_STATUS_PLAN_MISMATCH);
+    spgemm_plan_destroy(plan);
+    spgemm_matrix_destroy(a);
+    spgemm_destroy(h);
+}
+
 /* F5: when spgemm_destroy returns, the handle's worker threads are gone. */
 static void test_f5_destroy_joins_workers(void) {
     int i, alive = 0, before = thread_count();
@@ -335,5 +356,6 @@ int main(void) {
     test_f4_spmm_pattern_empty();
     test_f5_destroy_joins_workers();
     test_f7_fresh_arrays_after_reuse();
+    test_f8_digest_collision();
     return check_report();
 }
