@@ -885,6 +885,9 @@ fn reuse_replay_matches_fresh_products() {
                 let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
                 let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
                 let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                // The structure-only calls' arrays live to the end: the plan remembers the
+                // addresses it filled, and round 3's fresh array must not reuse one of them.
+                let mut kept = Vec::new();
                 for round in 0..6 {
                     new_values(&mut a, &mut b, &mut rng, round);
                     let (ta, tb) = (view(&a), view(&b));
@@ -955,6 +958,7 @@ fn reuse_replay_matches_fresh_products() {
                         _ => false,
                     };
                     assert!(same);
+                    kept.push(idx2);
                 }
                 assert!(plan.cpu_details().unwrap().replay_ready);
                 // Move one entry of B to another column: same nnz, different structure.
