@@ -571,17 +571,17 @@ pub trait OneOp {
         V: Scalar + FromAny<'a>;
 }
 
-/// Calls `$mac!(O, I)` for the offset and index types of `$sig` (size_t column indices
-/// are an error).
+/// Calls `$mac!(args.., O, I)` for the offset and index types of `$sig` (size_t column
+/// indices are an error).
 macro_rules! for_each_index_pair {
-    ($sig:expr, $mac:ident) => {
+    ($sig:expr, $mac:ident $(, $arg:tt)*) => {
         match ($sig.offsets, $sig.indices) {
-            (IndexType::Int32, IndexType::Int32) => $mac!(i32, i32),
-            (IndexType::Int32, IndexType::Int64) => $mac!(i32, i64),
-            (IndexType::Int64, IndexType::Int32) => $mac!(i64, i32),
-            (IndexType::Int64, IndexType::Int64) => $mac!(i64, i64),
-            (IndexType::SizeT, IndexType::Int32) => $mac!(u64, i32),
-            (IndexType::SizeT, IndexType::Int64) => $mac!(u64, i64),
+            (IndexType::Int32, IndexType::Int32) => $mac!($($arg,)* i32, i32),
+            (IndexType::Int32, IndexType::Int64) => $mac!($($arg,)* i32, i64),
+            (IndexType::Int64, IndexType::Int32) => $mac!($($arg,)* i64, i32),
+            (IndexType::Int64, IndexType::Int64) => $mac!($($arg,)* i64, i64),
+            (IndexType::SizeT, IndexType::Int32) => $mac!($($arg,)* u64, i32),
+            (IndexType::SizeT, IndexType::Int64) => $mac!($($arg,)* u64, i64),
             (_, IndexType::SizeT) => err(
                 Status::TypeMismatch,
                 "size_t column indices are not supported (use int32 or int64)",
@@ -590,63 +590,22 @@ macro_rules! for_each_index_pair {
     };
 }
 
+/// Calls `$mac!(O, I, V)` for the value type of `$sig`, given O and I.
+macro_rules! with_value_type {
+    ($sig:expr, $mac:ident, $o:ty, $i:ty) => {
+        match $sig.values {
+            ValueType::Float32 => $mac!($o, $i, f32),
+            ValueType::Float64 => $mac!($o, $i, f64),
+            ValueType::Complex32 => $mac!($o, $i, Complex32),
+            ValueType::Complex64 => $mac!($o, $i, Complex64),
+        }
+    };
+}
+
 /// Calls `$mac!(O, I, V)` for the types of `$sig`.
 macro_rules! for_each_sig {
     ($sig:expr, $mac:ident) => {
-        match ($sig.offsets, $sig.indices, $sig.values) {
-            (IndexType::Int32, IndexType::Int32, ValueType::Float32) => $mac!(i32, i32, f32),
-            (IndexType::Int32, IndexType::Int32, ValueType::Float64) => $mac!(i32, i32, f64),
-            (IndexType::Int32, IndexType::Int32, ValueType::Complex32) => {
-                $mac!(i32, i32, Complex32)
-            }
-            (IndexType::Int32, IndexType::Int32, ValueType::Complex64) => {
-                $mac!(i32, i32, Complex64)
-            }
-            (IndexType::Int32, IndexType::Int64, ValueType::Float32) => $mac!(i32, i64, f32),
-            (IndexType::Int32, IndexType::Int64, ValueType::Float64) => $mac!(i32, i64, f64),
-            (IndexType::Int32, IndexType::Int64, ValueType::Complex32) => {
-                $mac!(i32, i64, Complex32)
-            }
-            (IndexType::Int32, IndexType::Int64, ValueType::Complex64) => {
-                $mac!(i32, i64, Complex64)
-            }
-            (IndexType::Int64, IndexType::Int32, ValueType::Float32) => $mac!(i64, i32, f32),
-            (IndexType::Int64, IndexType::Int32, ValueType::Float64) => $mac!(i64, i32, f64),
-            (IndexType::Int64, IndexType::Int32, ValueType::Complex32) => {
-                $mac!(i64, i32, Complex32)
-            }
-            (IndexType::Int64, IndexType::Int32, ValueType::Complex64) => {
-                $mac!(i64, i32, Complex64)
-            }
-            (IndexType::Int64, IndexType::Int64, ValueType::Float32) => $mac!(i64, i64, f32),
-            (IndexType::Int64, IndexType::Int64, ValueType::Float64) => $mac!(i64, i64, f64),
-            (IndexType::Int64, IndexType::Int64, ValueType::Complex32) => {
-                $mac!(i64, i64, Complex32)
-            }
-            (IndexType::Int64, IndexType::Int64, ValueType::Complex64) => {
-                $mac!(i64, i64, Complex64)
-            }
-            (IndexType::SizeT, IndexType::Int32, ValueType::Float32) => $mac!(u64, i32, f32),
-            (IndexType::SizeT, IndexType::Int32, ValueType::Float64) => $mac!(u64, i32, f64),
-            (IndexType::SizeT, IndexType::Int32, ValueType::Complex32) => {
-                $mac!(u64, i32, Complex32)
-            }
-            (IndexType::SizeT, IndexType::Int32, ValueType::Complex64) => {
-                $mac!(u64, i32, Complex64)
-            }
-            (IndexType::SizeT, IndexType::Int64, ValueType::Float32) => $mac!(u64, i64, f32),
-            (IndexType::SizeT, IndexType::Int64, ValueType::Float64) => $mac!(u64, i64, f64),
-            (IndexType::SizeT, IndexType::Int64, ValueType::Complex32) => {
-                $mac!(u64, i64, Complex32)
-            }
-            (IndexType::SizeT, IndexType::Int64, ValueType::Complex64) => {
-                $mac!(u64, i64, Complex64)
-            }
-            (_, IndexType::SizeT, _) => err(
-                Status::TypeMismatch,
-                "size_t column indices are not supported (use int32 or int64)",
-            ),
-        }
+        for_each_index_pair!($sig, with_value_type, $sig, $mac)
     };
 }
 
