@@ -5,9 +5,12 @@
 //! - `device`: A and B uploaded once before timing, C written to device arrays allocated
 //!   inside the timed region (what cuSPARSE's device-resident product pays), plus the
 //!   numeric-only reuse time on the same plan;
-//! - `cpu`: the CPU backend with host arrays.
+//! - `cpu`: the CPU backend with host arrays;
+//! - `hybrid`: host arrays, rows split between the CPU and the GPU (the split's rates are
+//!   learned from the warm-up call);
+//! - `repro`: `device` with the reproducible option (the same bits on every run).
 //!
-//! usage: cuda_bench A.mtx [B.mtx|A] [reps] [cpu_threads] [modes: host,device,cpu]
+//! usage: cuda_bench A.mtx [B.mtx|A] [reps] [cpu_threads] [modes: host,device,cpu,hybrid,repro]
 //! prints one JSON line per mode.
 
 use std::time::Instant;
@@ -132,10 +135,11 @@ fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, label: &str, name: &str) {
     let (s, n) = (median(sym), median(num));
     let gflops = 2.0 * plan.flops() as f64 / ((s + n) * 1e-3) / 1e9;
     println!(
-        "{{\"product\":\"{name}\",\"backend\":\"{label}\",\"nnz_c\":{nnz},\"flops\":{},\"first_symbolic_ms\":{first_ms:.3},\"symbolic_ms\":{s:.3},\"numeric_ms\":{n:.3},\"total_ms\":{:.3},\"gflops\":{gflops:.3},\"checksum\":{checksum:.6e},\"on_gpu\":{}}}",
+        "{{\"product\":\"{name}\",\"backend\":\"{label}\",\"nnz_c\":{nnz},\"flops\":{},\"first_symbolic_ms\":{first_ms:.3},\"symbolic_ms\":{s:.3},\"numeric_ms\":{n:.3},\"total_ms\":{:.3},\"gflops\":{gflops:.3},\"checksum\":{checksum:.6e},\"on_gpu\":{},\"plan\":\"{:?}\"}}",
         plan.flops(),
         s + n,
-        plan.kind() == spgemm::PlanKind::Gpu
+        plan.kind() == spgemm::PlanKind::Gpu,
+        plan.kind()
     );
 }
 
@@ -182,7 +186,20 @@ fn main() {
         }
         #[cfg(feature = "cuda")]
         if want("device") {
-            device::run(&h, &a, b, reps, &name);
+            device::run(&h, &a, b, reps, &name, "cuda-device");
+        }
+        #[cfg(feature = "cuda")]
+        if want("repro") {
+            h.options.reproducible = true;
+            device::run(&h, &a, b, reps, &name, "cuda-device-repro");
+            h.options.reproducible = false;
+        }
+        if want("hybrid") {
+            h.options.backend = Backend::Auto;
+            h.options.hybrid = true;
+            run(&h, &a, b, reps, "hybrid", &name);
+            h.options.hybrid = false;
+            h.options.backend = Backend::Cuda;
         }
     }
     if want("cpu") {
@@ -245,7 +262,7 @@ mod device {
         }
     }
 
-    pub fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, name: &str) {
+    pub fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, name: &str, label: &str) {
         let ctx = CudaContext::new(0).unwrap();
         let st = ctx.default_stream();
         let (da, db) = (upload(&st, a), upload(&st, b));
@@ -299,7 +316,7 @@ mod device {
         let (s, t, r) = (median(sym), median(tot), median(reuse));
         let checksum: f64 = vals[..nnz].iter().sum();
         println!(
-            "{{\"product\":\"{name}\",\"backend\":\"cuda-device\",\"nnz_c\":{nnz},\"flops\":{flops},\"first_ms\":{first_ms:.3},\"symbolic_ms\":{s:.3},\"total_ms\":{t:.3},\"reuse_ms\":{r:.3},\"gflops\":{:.3},\"gflops_reuse\":{:.3},\"checksum\":{checksum:.6e},\"on_gpu\":true}}",
+            "{{\"product\":\"{name}\",\"backend\":\"{label}\",\"nnz_c\":{nnz},\"flops\":{flops},\"first_ms\":{first_ms:.3},\"symbolic_ms\":{s:.3},\"total_ms\":{t:.3},\"reuse_ms\":{r:.3},\"gflops\":{:.3},\"gflops_reuse\":{:.3},\"checksum\":{checksum:.6e},\"on_gpu\":true}}",
             2.0 * flops as f64 / (t * 1e-3) / 1e9,
             2.0 * flops as f64 / (r * 1e-3) / 1e9,
         );

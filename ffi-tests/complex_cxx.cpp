@@ -240,6 +240,10 @@ int main() {
             }
         }
         errors(h);
+        // The reproducible option changes nothing on the CPU: the same products again.
+        h.set_reproducible(true);
+        two_phase<double>(h, operation::non_transpose, operation::non_transpose);
+        h.set_reproducible(false);
     } catch (const spgemm::error &e) {
         ++failed;
         std::fprintf(stderr, "FAIL complex_cxx.cpp: unexpected spgemm::error %d: %s\n",

@@ -249,6 +249,40 @@ static void test_hybrid(spgemm_handle_t *h, int have_gpu) {
     spgemm_matrix_destroy(hb);
 }
 
+/* Reproducible GPU sums and the kernel cache directory: options that give the same C on
+   a CPU plan (the CPU's sums never depend on thread timing). */
+static void test_reproducible_and_kernel_cache(spgemm_handle_t *h) {
+    spgemm_matrix_t *ha = host32(3, 4, A_RP, A_CI, A_V), *hb = host32(4, 2, B_RP, B_CI, B_V);
+    spgemm_plan_t *plan = NULL;
+    int enabled = -1;
+    int32_t rp[4], cols[3];
+    double vals[3];
+    static const double want_vals[3] = {11, 2, -1};
+    static const char bad_utf8[] = {(char)0xff, (char)0xfe, 0};
+
+    CHECK_OK(h, spgemm_get_reproducible(h, &enabled));
+    CHECK(enabled == 0);
+    CHECK_OK(h, spgemm_set_reproducible(h, 1));
+    CHECK_OK(h, spgemm_get_reproducible(h, &enabled));
+    CHECK(enabled == 1);
+    CHECK_ERR(NULL, spgemm_set_reproducible(NULL, 1), SPGEMM_STATUS_NULL_POINTER,
+              WORDS("handle"));
+    CHECK_ERR(h, spgemm_get_reproducible(h, NULL), SPGEMM_STATUS_NULL_POINTER,
+              WORDS("enabled"));
+    CHECK_OK(NULL, spgemm_set_kernel_cache_dir("/nonexistent/libspgemm-kernel-cache"));
+    CHECK_ERR(NULL, spgemm_set_kernel_cache_dir(bad_utf8), SPGEMM_STATUS_INVALID_VALUE,
+              WORDS("UTF-8"));
+    CHECK_OK(h, spgemm_symbolic(h, ha, hb, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, rp, &plan));
+    CHECK_OK(h, spgemm_numeric(h, plan, ha, hb, cols, vals));
+    CHECK(memcmp(vals, want_vals, sizeof want_vals) == 0);
+    CHECK_OK(NULL, spgemm_set_kernel_cache_dir(""));
+    CHECK_OK(NULL, spgemm_set_kernel_cache_dir(NULL));
+    CHECK_OK(h, spgemm_set_reproducible(h, 0));
+    spgemm_plan_destroy(plan);
+    spgemm_matrix_destroy(ha);
+    spgemm_matrix_destroy(hb);
+}
+
 int main(void) {
     spgemm_handle_t *h = NULL;
     spgemm_status_t st;
@@ -266,6 +300,7 @@ int main(void) {
         test_no_gpu(h);
     }
     test_hybrid(h, have_gpu);
+    test_reproducible_and_kernel_cache(h);
     spgemm_destroy(h);
     return check_report();
 }

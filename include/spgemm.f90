@@ -105,6 +105,9 @@ module spgemm
   public :: spgemm_last_error
   public :: spgemm_set_hybrid
   public :: spgemm_get_hybrid
+  public :: spgemm_set_reproducible
+  public :: spgemm_get_reproducible
+  public :: spgemm_set_kernel_cache_dir
   public :: spgemm_matrix_create_csr
   public :: spgemm_matrix_create_csr_device
   public :: spgemm_matrix_get_memory
@@ -773,6 +776,53 @@ module spgemm
       integer(c_int32_t), intent(out) :: enabled
       integer(c_int32_t) :: status
     end function spgemm_get_hybrid
+
+    ! Makes later numeric calls on the GPU give the same bits on every run (non-zero), or
+    ! lets them sum each entry in the order threads arrive (0, the default, faster). With it
+    ! on, each row of C is summed by one GPU thread in A's then B's order (as the CPU
+    ! backend sums) and rows come out sorted. The CPU backend's results never depend on
+    ! thread timing, so the option changes nothing there. Errors: `SPGEMM_STATUS_NULL_POINTER`.
+    !
+    ! # Safety
+    ! `handle` is NULL or a live handle.
+    function spgemm_set_reproducible(handle, enabled) &
+        bind(C, name="spgemm_set_reproducible") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: enabled
+      integer(c_int32_t) :: status
+    end function spgemm_set_reproducible
+
+    ! Reads the reproducible option (1 or 0) into `*enabled`.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`.
+    !
+    ! # Safety
+    ! `handle` is NULL or live; `enabled` is NULL or writable.
+    function spgemm_get_reproducible(handle, enabled) &
+        bind(C, name="spgemm_get_reproducible") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), intent(out) :: enabled
+      integer(c_int32_t) :: status
+    end function spgemm_get_reproducible
+
+    ! Sets the directory where compiled GPU kernels are kept across processes (process-wide;
+    ! overrides the environment variable `SPGEMM_KERNEL_CACHE`). `dir` NULL or "" turns the
+    ! disk cache off. Without either, the cache is `$XDG_CACHE_HOME/libspgemm`, else
+    ! `$HOME/.cache/libspgemm`. An entry is keyed by the library and NVRTC versions, the
+    ! kernel source, its value type and the device architecture; a corrupt or foreign entry
+    ! is compiled again and rewritten. A directory that cannot be written only costs the
+    ! compilation. Applies to kernels compiled afterwards (each handle compiles once).
+    ! Errors: `SPGEMM_STATUS_INVALID_VALUE` (not UTF-8).
+    !
+    ! # Safety
+    ! `dir` is NULL or a NUL-terminated string.
+    function spgemm_set_kernel_cache_dir(dir) &
+        bind(C, name="spgemm_set_kernel_cache_dir") result(status)
+      import :: c_char, c_int32_t
+      character(kind=c_char), dimension(*), intent(in) :: dir
+      integer(c_int32_t) :: status
+    end function spgemm_set_kernel_cache_dir
 
     ! Creates a CSR descriptor over caller arrays; nothing is copied, and the arrays must stay
     ! valid (and unchanged in structure) while the descriptor is used.

@@ -634,6 +634,36 @@ spgemm_status_t spgemm_set_hybrid(spgemm_handle_t *handle, int32_t enabled);
 // `handle` is NULL or live; `enabled` is NULL or writable.
 spgemm_status_t spgemm_get_hybrid(spgemm_handle_t *handle, int32_t *enabled);
 
+// Makes later numeric calls on the GPU give the same bits on every run (non-zero), or
+// lets them sum each entry in the order threads arrive (0, the default, faster). With it
+// on, each row of C is summed by one GPU thread in A's then B's order (as the CPU
+// backend sums) and rows come out sorted. The CPU backend's results never depend on
+// thread timing, so the option changes nothing there. Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_reproducible(spgemm_handle_t *handle, int32_t enabled);
+
+// Reads the reproducible option (1 or 0) into `*enabled`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or live; `enabled` is NULL or writable.
+spgemm_status_t spgemm_get_reproducible(spgemm_handle_t *handle, int32_t *enabled);
+
+// Sets the directory where compiled GPU kernels are kept across processes (process-wide;
+// overrides the environment variable `SPGEMM_KERNEL_CACHE`). `dir` NULL or "" turns the
+// disk cache off. Without either, the cache is `$XDG_CACHE_HOME/libspgemm`, else
+// `$HOME/.cache/libspgemm`. An entry is keyed by the library and NVRTC versions, the
+// kernel source, its value type and the device architecture; a corrupt or foreign entry
+// is compiled again and rewritten. A directory that cannot be written only costs the
+// compilation. Applies to kernels compiled afterwards (each handle compiles once).
+// Errors: `SPGEMM_STATUS_INVALID_VALUE` (not UTF-8).
+//
+// # Safety
+// `dir` is NULL or a NUL-terminated string.
+spgemm_status_t spgemm_set_kernel_cache_dir(const char *dir);
+
 // Creates a CSR descriptor over caller arrays; nothing is copied, and the arrays must stay
 // valid (and unchanged in structure) while the descriptor is used.
 //

@@ -152,6 +152,10 @@ public:
         detail::check(spgemm_set_validation(get(), enabled ? 1 : 0), get(),
                       "spgemm_set_validation");
     }
+    void set_reproducible(bool enabled) {
+        detail::check(spgemm_set_reproducible(get(), enabled ? 1 : 0), get(),
+                      "spgemm_set_reproducible");
+    }
     spgemm_handle_t *get() const noexcept { return p_.get(); }
 
 private:

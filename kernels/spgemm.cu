@@ -195,7 +195,8 @@ extern "C" __global__ void bin_count(int m, const long long* __restrict__ key,
     }
     __syncthreads();
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < m) atomicAdd(&cnt[bin_of(key[i], lim, nb)], 1);
+    // Rows of key 0 (no products, or no entries of C) need no kernel: they stay unbinned.
+    if (i < m && key[i] > 0) atomicAdd(&cnt[bin_of(key[i], lim, nb)], 1);
     __syncthreads();
     if (threadIdx.x < nb && cnt[threadIdx.x] > 0) atomicAdd(&bin_size[threadIdx.x], cnt[threadIdx.x]);
 }
@@ -215,7 +216,8 @@ extern "C" __global__ void bin_scatter(int m, const long long* __restrict__ key,
     __syncthreads();
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     int b = 0, local = 0;
-    if (i < m) {
+    bool live = i < m && key[i] > 0;
+    if (live) {
         b = bin_of(key[i], lim, nb);
         local = atomicAdd(&cnt[b], 1);
     }
@@ -223,11 +225,22 @@ extern "C" __global__ void bin_scatter(int m, const long long* __restrict__ key,
     if (threadIdx.x < nb && cnt[threadIdx.x] > 0)
         base[threadIdx.x] = atomicAdd(&bin_fill[threadIdx.x], cnt[threadIdx.x]);
     __syncthreads();
-    if (i < m) bin_rows[base[b] + local] = i;
+    if (live) bin_rows[base[b] + local] = i;
 }
 
 // ---------------------------------------------------------------------------------------
 // Symbolic phase.
+
+// Lanes that share one A entry of a row: about the row's products per A entry, as a
+// power of two at most `tpr`. Short B rows (power-law and hub inputs) then keep many A
+// entries in flight instead of idling 32-lane groups on 2-3 products, and a few long B
+// rows (power nets) are spread over many lanes.
+__device__ __forceinline__ int lanes_per_entry(long long products, int a_len, int tpr) {
+    long long per = a_len > 0 ? (products + a_len - 1) / a_len : 1;
+    int sub = 1;
+    while (sub < tpr && (long long)sub < per) sub <<= 1;
+    return sub;
+}
 
 // Inserts `col` once; returns 1 if it was new. A single atomicCAS per probe: its return
 // value says whether the slot was empty, already held `col`, or holds another key
@@ -266,7 +279,8 @@ extern "C" __global__ void sym_shared(const int* __restrict__ rows, int nrows, i
     __syncthreads();
     if (r < nrows) {
         int row = rows[r];
-        int sub = tpr < 32 ? tpr : 32;
+        // A row of this bin has about tsize / 2 products (its table is >= 1.2 n_prod).
+        int sub = lanes_per_entry(tsize / 2, a_ptr[row + 1] - a_ptr[row], tpr);
         int nsub = tpr / sub;
         int s = t / sub, lane = t % sub;
         for (int j = a_ptr[row] + s; j < a_ptr[row + 1]; j += nsub) {
@@ -303,7 +317,6 @@ extern "C" __global__ void sym_global(const int* __restrict__ rows, int nrows, i
     __shared__ int r;
     __shared__ int count;
     int* table = pool + (size_t)blockIdx.x * (size_t)tsize;
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     for (;;) {
         if (threadIdx.x == 0) {
             r = atomicAdd(next_row, 1);
@@ -318,9 +331,11 @@ extern "C" __global__ void sym_global(const int* __restrict__ rows, int nrows, i
         unsigned mask = (unsigned)ts - 1;
         for (int i = threadIdx.x; i < ts; i += blockDim.x) table[i] = EMPTY_KEY;
         __syncthreads();
-        for (int j = a_ptr[row] + warp; j < a_ptr[row + 1]; j += nw) {
+        int sub = lanes_per_entry(nprod[row], a_ptr[row + 1] - a_ptr[row], blockDim.x);
+        int s = threadIdx.x / sub, lane = threadIdx.x % sub, nsub = blockDim.x / sub;
+        for (int j = a_ptr[row] + s; j < a_ptr[row + 1]; j += nsub) {
             int k = a_col[j];
-            for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += 32) {
+            for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub) {
                 if (sym_insert(table, mask, b_col[p]) > 0) atomicAdd(&count, 1);
             }
         }
@@ -375,16 +390,23 @@ __device__ void bitonic_sort(int* keys, value_t* vals, int n, int t, int nt, int
     }
 }
 
-// Accumulates row `row` of A*B into the table (sub-groups of `sub` lanes share an A entry).
-__device__ __forceinline__ void num_accumulate(int row, int t, int tpr, int* keys, value_t* vals,
+// Accumulates row `row` of A*B into the table (sub-groups of `sub` lanes share an A entry;
+// `c_len`, the row's n_nz, stands for its products: most products of the irregular inputs
+// are distinct entries of C).
+__device__ __forceinline__ void num_accumulate(int row, int c_len, int t, int tpr, int* keys,
+                                               value_t* vals,
                                                unsigned mask, const int* __restrict__ a_ptr,
                                                const int* __restrict__ a_col,
                                                const value_t* __restrict__ a_val,
                                                const int* __restrict__ b_ptr,
                                                const int* __restrict__ b_col,
-                                               const value_t* __restrict__ b_val, int has_vals) {
-    int sub = tpr < 32 ? tpr : 32;
-    int nsub = tpr / sub;
+                                               const value_t* __restrict__ b_val, int has_vals,
+                                               int det) {
+    // det: one thread adds the row's products in A's then B's order, so every run (and
+    // the CPU's Gustavson loop) sums each entry in the same order: the same bits.
+    if (det && t != 0) return;
+    int sub = det ? 1 : lanes_per_entry(c_len, a_ptr[row + 1] - a_ptr[row], tpr);
+    int nsub = det ? 1 : tpr / sub;
     int s = t / sub, lane = t % sub;
     for (int j = a_ptr[row] + s; j < a_ptr[row + 1]; j += nsub) {
         int k = a_col[j];
@@ -404,7 +426,8 @@ extern "C" __global__ void num_shared(const int* __restrict__ rows, int nrows, i
                                       const int* __restrict__ b_ptr, const int* __restrict__ b_col,
                                       const value_t* __restrict__ b_val,
                                       const int* __restrict__ c_ptr, int* __restrict__ c_col,
-                                      value_t* __restrict__ c_val, int sorted, int has_vals) {
+                                      value_t* __restrict__ c_val, int sorted, int has_vals,
+                                      int det) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ int offset[MAX_GROUPS];
     int groups = blockDim.x / tpr;
@@ -422,8 +445,8 @@ extern "C" __global__ void num_shared(const int* __restrict__ rows, int nrows, i
     __syncthreads();
     int row = r < nrows ? rows[r] : -1;
     if (row >= 0)
-        num_accumulate(row, t, tpr, keys, vals, mask, a_ptr, a_col, a_val, b_ptr, b_col, b_val,
-                       has_vals);
+        num_accumulate(row, c_ptr[row + 1] - c_ptr[row], t, tpr, keys, vals, mask, a_ptr, a_col,
+                       a_val, b_ptr, b_col, b_val, has_vals, det);
     __syncthreads();
     if (sorted && tsize <= RANK_SORT_MAX_TABLE && tsize / tpr <= RANK_SORT_SLOTS) {
         // Small tables: each entry's place in the sorted row is the number of smaller keys
@@ -485,7 +508,7 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
                                       const int* __restrict__ c_ptr, int* __restrict__ c_col,
                                       value_t* __restrict__ c_val, int sorted, int has_vals,
                                       int* __restrict__ key_pool, value_t* __restrict__ val_pool,
-                                      int* __restrict__ next_row) {
+                                      int* __restrict__ next_row, int det) {
     __shared__ int r;
     __shared__ int offset;
     int* keys = key_pool + (size_t)blockIdx.x * (size_t)tsize;
@@ -509,8 +532,8 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
             vals[i] = NEG_ZERO;
         }
         __syncthreads();
-        num_accumulate(row, threadIdx.x, blockDim.x, keys, vals, mask, a_ptr, a_col, a_val, b_ptr,
-                       b_col, b_val, has_vals);
+        num_accumulate(row, c_ptr[row + 1] - c_ptr[row], threadIdx.x, blockDim.x, keys, vals, mask,
+                       a_ptr, a_col, a_val, b_ptr, b_col, b_val, has_vals, det);
         __syncthreads();
         int base = c_ptr[row], n = c_ptr[row + 1] - base;
         if (sorted) {
@@ -547,7 +570,7 @@ extern "C" __global__ void num_dense(const int* __restrict__ rows, int nrows, in
                                      const int* __restrict__ c_ptr, int* __restrict__ c_col,
                                      value_t* __restrict__ c_val, int has_vals,
                                      int* __restrict__ flag_pool, value_t* __restrict__ val_pool,
-                                     int* __restrict__ next_row) {
+                                     int* __restrict__ next_row, int det) {
     __shared__ int r;
     int* flags = flag_pool + (size_t)blockIdx.x * (size_t)ncols;
     value_t* vals = val_pool + (size_t)blockIdx.x * (size_t)ncols;
@@ -555,16 +578,22 @@ extern "C" __global__ void num_dense(const int* __restrict__ rows, int nrows, in
         flags[i] = 0;
         vals[i] = NEG_ZERO;
     }
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    // det: thread 0 alone, in A's then B's order (see num_accumulate).
+    bool works = !det || threadIdx.x == 0;
     for (;;) {
         if (threadIdx.x == 0) r = atomicAdd(next_row, 1);
         __syncthreads();
         if (r >= nrows) return;
         int row = rows[r];
-        for (int j = a_ptr[row] + warp; j < a_ptr[row + 1]; j += nw) {
+        int sub = det ? 1
+                      : lanes_per_entry(c_ptr[row + 1] - c_ptr[row], a_ptr[row + 1] - a_ptr[row],
+                                        blockDim.x);
+        int s = det ? 0 : threadIdx.x / sub, lane = det ? 0 : threadIdx.x % sub;
+        int nsub = det ? 1 : blockDim.x / sub;
+        for (int j = a_ptr[row] + s; works && j < a_ptr[row + 1]; j += nsub) {
             int k = a_col[j];
             value_t av = has_vals ? a_val[j] : (value_t)0;
-            for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += 32) {
+            for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub) {
                 int c = b_col[p];
                 flags[c] = 1;
                 if (has_vals) atomicAdd(&vals[c], av * b_val[p]);

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# GPU checks in one command, on a machine with an NVIDIA GPU: the GPU test suite and a
-# small SpGEMM benchmark against cuSPARSE (CuPy), results as JSON lines.
+# GPU checks in one command (at most 10 minutes), on a machine with an NVIDIA GPU:
+#   1. the GPU test suite (src/unit_tests/cuda_gpu.rs);
+#   2. a benchmark against cuSPARSE (CuPy) in the same run: JSON lines in bench.jsonl;
+#   3. the first product of a new process with a cold and a warm kernel cache;
+#   4. the GPU test suite under compute-sanitizer memcheck, racecheck, initcheck and
+#      synccheck (in parallel, one log each; a summary line per tool).
 #
 #   scripts/gpu_check.sh [matrix-dir] [reps]
 #
 # Builds with cargo when it is installed; otherwise runs prebuilt binaries from .devbin/
-# (cuda_gpu = the GPU tests in the unit-test binary, src/unit_tests/cuda_gpu.rs; cuda_bench = examples/cuda_bench.rs).
-# Matrices: *.mtx or *.mtx.gz and products.txt in matrix-dir (default /work/data/matrices,
-# else generated into $TMPDIR/spgemm-gen). Knobs: MODES (cuda_bench modes), ONLY (regex of
-# product labels), NO_TESTS=1, TESTS (test-name filter).
+# (cuda_gpu = the unit-test binary, cuda_bench = examples/cuda_bench.rs, spgemm-bench).
+# Matrices: *.mtx and products.txt in matrix-dir; without one, `spgemm-bench gen` writes
+# GEN_GROUPS (default: the irregular classes, sa_poisson, sa_elast, elast3d, lap3d_7pt).
+# Knobs: MODES (cuda_bench modes), ONLY (regex of product labels), NO_TESTS=1,
+# NO_BENCH=1, SANITIZE (tools, default "memcheck racecheck initcheck synccheck"; "" none),
+# SAN_TIMEOUT (seconds per tool, default 240), TESTS (test-name filter), TIMING (regex of
+# product labels whose phase and bin times go to timing.log).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=${OUT:-target/gpu-check}
@@ -27,67 +34,116 @@ fi
 [ -d .devbin/lib ] && export LD_LIBRARY_PATH="$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
+FILTER=${TESTS:-unit_tests::cuda_gpu}
 if command -v cargo >/dev/null 2>&1; then
   echo "== cargo build --release"
-  cargo build --release 2>&1 | tail -2
+  cargo test --release --no-run 2>&1 | tail -1
   cargo build --release --example cuda_bench 2>&1 | tail -1
-  TEST="cargo test --release --lib unit_tests::cuda_gpu -- --nocapture --test-threads=1"
+  TESTBIN=$(ls -t target/release/deps/spgemm-* | grep -v '\.d$' | head -1)
   BENCH=target/release/examples/cuda_bench
+  GENBIN=target/release/spgemm-bench
 else
   echo "cargo not found: using prebuilt .devbin binaries"
-  TEST=".devbin/cuda_gpu --nocapture --test-threads=1 ${TESTS:-}"
+  TESTBIN=.devbin/cuda_gpu
   BENCH=.devbin/cuda_bench
+  GENBIN=.devbin/spgemm-bench
 fi
+TEST="$TESTBIN $FILTER --nocapture --test-threads=1"
 
 test_rc=0
 if [ -z "${NO_TESTS:-}" ]; then
   echo "== GPU test suite: $TEST"
-  $TEST 2>&1 | tee "$OUTDIR/gpu_tests.log"
-  test_rc=${PIPESTATUS[0]}
+  t0=$(date +%s)
+  $TEST > "$OUTDIR/gpu_tests.log" 2>&1
+  test_rc=$?
+  grep -E 'SKIPPED|test result|panicked|FAILED|first product|reproducible|^test ' "$OUTDIR/gpu_tests.log"
+  echo "GPU test suite: exit $test_rc in $(( $(date +%s) - t0 )) s"
 fi
 
 dir=${1:-}
-if [ -z "$dir" ]; then
-  if [ -d /work/data/matrices ]; then dir=/work/data/matrices; else dir=${TMPDIR:-/tmp}/spgemm-gen; fi
+[ -n "$dir" ] || dir=${TMPDIR:-/tmp}/spgemm-gen
+if [ -z "${NO_BENCH:-}" ]; then
+  if [ ! -f "$dir/products.txt" ]; then
+    groups=${GEN_GROUPS:-irregular,sa_poisson,sa_elast,elast3d,lap3d_7pt}
+    echo "== generating $groups into $dir"
+    t0=$(date +%s)
+    "$GENBIN" gen "$dir" --only "$groups" 2>&1 | grep -E '^\[gen\] [a-z_0-9]+:' | grep -v ' s$'
+    echo "generated in $(( $(date +%s) - t0 )) s"
+  fi
+  modes=${MODES:-device,repro,host,hybrid,cpu}
+  echo "== benchmark (reps $reps, modes $modes): libspgemm vs cuSPARSE (CuPy), same run"
+  : > "$OUTDIR/bench.jsonl"
+  tmp=${TMPDIR:-/tmp}/spgemm-cs
+  mkdir -p "$tmp"
+  while read -r label an bn; do
+    [ -n "${ONLY:-}" ] && ! [[ $label =~ $ONLY ]] && continue
+    a="$dir/$an.mtx"; [ -f "$a" ] || { echo "skip $an (not found)"; continue; }
+    if [ "$bn" = A ]; then b=A; else b="$dir/$bn.mtx"; fi
+    echo "-- $label"
+    timeout 150 "$BENCH" "$a" "$b" "$reps" 0 "$modes" 2>&1 | grep '^{' | tee -a "$OUTDIR/bench.jsonl"
+    timeout 120 python3 scripts/cusparse_bench.py "$a" "$b" "$reps" > "$tmp/cusparse.out" 2>&1
+    rc=$?
+    if grep -q '^{' "$tmp/cusparse.out"; then
+      grep '^{' "$tmp/cusparse.out" | tee -a "$OUTDIR/bench.jsonl"
+    else  # keep why cuSPARSE gave no result (out of memory, time limit) in the log
+      echo "cuSPARSE gave no result for $label (exit $rc):"; tail -3 "$tmp/cusparse.out"
+    fi
+  done < "$dir/products.txt"
+
+  # Where the time goes (SPGEMM_CUDA_TIMING=1: phases and bins, synchronised) for the
+  # products matching TIMING.
+  : > "$OUTDIR/timing.log"
+  while read -r label an bn; do
+    [[ $label =~ ${TIMING:-hub|zipf|circuit|rmat_18} ]] || continue
+    if [ "$bn" = A ]; then b=A; else b="$dir/$bn.mtx"; fi
+    echo "-- $label" >> "$OUTDIR/timing.log"
+    SPGEMM_CUDA_TIMING=1 timeout 60 "$BENCH" "$dir/$an.mtx" "$b" 1 0 device 2>&1 \
+      | grep -E 'spgemm cuda|^\{' >> "$OUTDIR/timing.log"
+  done < "$dir/products.txt"
+
+  # The first product of a new process: cold kernel cache, then warm (a second process).
+  first=$(awk '{print $2; exit}' "$dir/products.txt")
+  if [ -n "$first" ]; then
+    kc=${TMPDIR:-/tmp}/spgemm-kcache-check
+    rm -rf "$kc"
+    for run in cold warm; do
+      SPGEMM_KERNEL_CACHE=$kc timeout 60 "$BENCH" "$dir/$first.mtx" A 3 0 device 2>/dev/null \
+        | grep '^{' | sed "s/^{/{\"kernel_cache\":\"$run\",/" | tee -a "$OUTDIR/bench.jsonl"
+    done
+    ls -la "$kc" | tail -n +2
+  fi
 fi
-# No matrices here (the device machine): generate them with the anchors' generator
-# (deterministic, byte-identical files; needs numpy, scipy and pyamg, which may come as a
-# wheel in .devbin/whl).
-if [ ! -f "$dir/products.txt" ]; then
-  gen=${GEN:-.devbin/gen_matrices.py}
-  if ! python3 -c 'import pyamg' 2>/dev/null && ls .devbin/whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .devbin/whl/*.whl \
-      && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+
+tools=${SANITIZE-memcheck racecheck initcheck synccheck}
+if [ -n "$tools" ] && command -v compute-sanitizer >/dev/null 2>&1; then
+  echo "== compute-sanitizer ($tools), ${SAN_TIMEOUT:-240} s each, in parallel"
+  tests=$($TESTBIN "$FILTER" --list 2>/dev/null | sed -n 's/: test$//p')
+  for tool in $tools; do
+    extra=""
+    [ "$tool" = memcheck ] && extra="--leak-check full"
+    if [ "$tool" = racecheck ]; then
+      # The slowest tool: one process per test, all at once, logs joined afterwards.
+      mkdir -p "$OUTDIR/race"
+      for t in $tests; do
+        timeout "${SAN_TIMEOUT:-240}" compute-sanitizer --tool racecheck --error-exitcode 86 \
+          $TESTBIN "$t" --exact --nocapture --test-threads=1 > "$OUTDIR/race/$t.log" 2>&1 &
+      done
+    else
+      timeout "${SAN_TIMEOUT:-240}" compute-sanitizer --tool "$tool" $extra --error-exitcode 86 \
+        $TEST > "$OUTDIR/sanitizer_$tool.log" 2>&1 &
+    fi
+  done
+  wait
+  if [ -d "$OUTDIR/race" ]; then
+    for t in $tests; do
+      echo "### $t"; cat "$OUTDIR/race/$t.log"
+    done > "$OUTDIR/sanitizer_racecheck.log"
+    rm -rf "$OUTDIR/race"
   fi
-  echo "== generating matrices into $dir with $gen"
-  t0=$(date +%s)
-  python3 "$gen" "$dir" | grep -E 'total|s$' | tail -3
-  echo "generated in $(( $(date +%s) - t0 )) s"
+  for tool in $tools; do
+    f="$OUTDIR/sanitizer_$tool.log"
+    echo "-- $tool: $(grep -c 'test result: ok' "$f") test runs passed, $(grep -c 'test result: FAILED' "$f") failed, $(grep -c 'ERROR SUMMARY: 0 errors' "$f") clean summaries; $(grep -E 'ERROR SUMMARY|test result' "$f" | sort | uniq -c | tr '\n' ' ')"
+    grep -E '^========= (Invalid|Race|Uninitialized|Barrier|Program hit|Error)' "$f" | sort | uniq -c | head -8
+  done
 fi
-tmp=${TMPDIR:-/tmp}/spgemm-mtx
-mkdir -p "$tmp"
-get() {  # path of an uncompressed copy of matrix $1
-  if [ -f "$dir/$1.mtx" ]; then echo "$dir/$1.mtx"; return; fi
-  if [ -f "$dir/$1.mtx.gz" ]; then
-    [ -f "$tmp/$1.mtx" ] || gunzip -c "$dir/$1.mtx.gz" > "$tmp/$1.mtx"
-    echo "$tmp/$1.mtx"; return
-  fi
-}
-modes=${MODES:-host,device,cpu}
-echo "== benchmark (reps $reps, modes $modes): libspgemm cuda / cpu, cuSPARSE via CuPy"
-: > "$OUTDIR/bench.jsonl"
-while read -r label an bn; do
-  [ -n "${ONLY:-}" ] && ! [[ $label =~ $ONLY ]] && continue
-  a=$(get "$an"); [ -n "$a" ] || { echo "skip $an (not found)"; continue; }
-  if [ "$bn" = A ]; then b=A; else b=$(get "$bn"); [ -n "$b" ] || continue; fi
-  echo "-- $label"
-  timeout 120 $BENCH "$a" "$b" "$reps" 0 "$modes" 2>&1 | grep '^{' | tee -a "$OUTDIR/bench.jsonl"
-  timeout 120 python3 scripts/cusparse_bench.py "$a" "$b" "$reps" > "$tmp/cusparse.out" 2>&1
-  rc=$?
-  if grep -q '^{' "$tmp/cusparse.out"; then
-    grep '^{' "$tmp/cusparse.out" | tee -a "$OUTDIR/bench.jsonl"
-  else  # keep why cuSPARSE gave no result (out of memory, time limit) in the log
-    echo "cuSPARSE gave no result for $label (exit $rc):"; tail -3 "$tmp/cusparse.out"
-  fi
-done < "$dir/products.txt"
 exit "$test_rc"

@@ -17,7 +17,13 @@ def load(path):
         if not line.startswith("{"):
             continue
         r = json.loads(line)
-        rows.setdefault(r["product"], {})[r["backend"].split("(")[0]] = r
+        if "kernel_cache" in r:  # the new-process runs: reported by first_product()
+            rows.setdefault("__kernel_cache__", {})[r["kernel_cache"]] = r
+            continue
+        backend = r["backend"].split("(")[0]
+        if backend.startswith("cpu") and backend[3:].isdigit():
+            backend = "cpu"
+        rows.setdefault(r["product"], {})[backend] = r
     return rows
 
 
@@ -41,6 +47,7 @@ def main():
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     ratios = []
+    kc = run.pop("__kernel_cache__", None)
     for prod, r in run.items():
         d, c, h = r.get("cuda-device"), r.get("cusparse"), r.get("cuda")
         if d is None:
@@ -61,6 +68,37 @@ def main():
         g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         print(f"\nGeometric mean of the ratio over the {len(ratios)} products cuSPARSE completed: {g:.2f}; "
               f"libspgemm faster on {sum(x > 1 for x in ratios)} of them.")
+    sides(run)
+    if kc:
+        print("\nFirst product of a new process (device-resident, after the device is open):")
+        for k in ("cold", "warm"):
+            if k in kc:
+                r = kc[k]
+                print(f"- {k} kernel cache, {r['product']}: first {fmt(r['first_ms'])} ms, "
+                      f"warm product {fmt(r['total_ms'])} ms ({r['first_ms'] / r['total_ms']:.1f}x)")
+
+
+def sides(run):
+    """Hybrid (host arrays) against each side alone, and the reproducible option's cost."""
+    head = ["product", "GPU host arrays ms", "CPU ms", "hybrid ms", "hybrid plan",
+            "hybrid / better side", "reproducible ms", "reproducible / default"]
+    lines = []
+    for prod, r in run.items():
+        h, c, y = r.get("cuda"), r.get("cpu"), r.get("hybrid")
+        d, rp = r.get("cuda-device"), r.get("cuda-device-repro")
+        if not (y or rp):
+            continue
+        best = min([x["total_ms"] for x in (h, c) if x] or [None]) if (h or c) else None
+        lines.append([prod, fmt(h["total_ms"]) if h else "-", fmt(c["total_ms"]) if c else "-",
+                      fmt(y["total_ms"]) if y else "-", y.get("plan", "-") if y else "-",
+                      fmt(y["total_ms"] / best) if (y and best) else "-",
+                      fmt(rp["total_ms"]) if rp else "-",
+                      fmt(rp["total_ms"] / d["total_ms"]) if (rp and d) else "-"])
+    if lines:
+        print("\n| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for cells in lines:
+            print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

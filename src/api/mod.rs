@@ -29,6 +29,7 @@ pub use crate::exec::{
     AUTO_MIN_INPUT_NNZ, CpuDetails, DenseArgs, NumericInputs, NumericOutputs, Plan, PlanKind,
     SpmmAnalysis,
 };
+pub use crate::exec::{kernel_cache_dir, set_kernel_cache_dir};
 pub use crate::platform::caches::{Caches, caches as cache_sizes};
 pub use crate::platform::topo::chunk::{ChunkLedger, ChunkSummary};
 pub use crate::platform::topo::info::BindOutcome;

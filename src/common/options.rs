@@ -87,6 +87,9 @@ pub struct Options {
     /// Hybrid CPU+GPU products (`crate::hybrid`): rows split between the CPU and the GPU
     /// when a GPU is usable (default false).
     pub hybrid: bool,
+    /// GPU numeric phases give the same bits on every run (default false; the CPU's
+    /// results never depend on thread timing).
+    pub reproducible: bool,
 }
 
 impl Default for Options {
@@ -97,6 +100,7 @@ impl Default for Options {
             validate: true,
             backend: Backend::Auto,
             hybrid: false,
+            reproducible: false,
         }
     }
 }

@@ -21,6 +21,16 @@ use crate::types::{Idx, Scalar};
 /// The CPU's share before any rate is measured (Heuristic I).
 pub const DEFAULT_CPU_FRACTION: f64 = 0.25;
 
+/// A side whose measured rate would give it less than this share of the work gets none:
+/// the hybrid's fixed costs (the flop profile, a second symbolic set-up, the GPU side's
+/// thread and copies, memory bandwidth shared with the other side) exceed what it saves.
+pub const MIN_SIDE_SHARE: f64 = 0.15;
+
+/// A product the faster side alone would finish in less than this (seconds, from the
+/// measured rates) is not split: the hybrid's fixed costs (measured on an H200 with 16
+/// CPU threads: 5-10 ms) would take most of what the split saves.
+pub const MIN_SPLIT_SECONDS: f64 = 0.05;
+
 /// A matrix counts as banded when its band holds at most this share of its columns...
 pub const BAND_MAX_WIDTH_FRACTION: f64 = 0.1;
 /// ... and its entries fill at least this share of the band (the paper's band matrices
@@ -60,6 +70,12 @@ pub enum How {
     FlopsDefault,
     /// By flops, CPU share from measured rates (Heuristic II).
     FlopsMeasured,
+    /// Measured rates predict less than [`MIN_SIDE_SHARE`] of the work for one side: all
+    /// rows on the other (`share`: the CPU share the rates gave).
+    OneSide { cpu: bool, share: f64 },
+    /// The faster side alone is predicted to take under [`MIN_SPLIT_SECONDS`]: all rows
+    /// there (`seconds`: that prediction).
+    Small { cpu: bool, seconds: f64 },
     /// A and B banded: the analytic share of section 4.3.
     Band {
         a_diagonals: usize,
@@ -111,6 +127,20 @@ impl Split {
                 "hybrid: {rows}; split by flops, CPU share {:.3} from measured CPU and GPU rates",
                 self.cpu_fraction
             ),
+            How::OneSide { cpu, share } => format!(
+                "hybrid: all {} rows on the {}: measured rates give the CPU a share of {share:.3}, \
+                 under which a split gains less than its fixed costs",
+                self.nrows,
+                if *cpu { "CPU" } else { "GPU" }
+            ),
+            How::Small { cpu, seconds } => format!(
+                "hybrid: all {} rows on the {}: predicted {:.1} ms there alone, under the {:.0} ms \
+                 a split needs to pay its fixed costs",
+                self.nrows,
+                if *cpu { "CPU" } else { "GPU" },
+                seconds * 1e3,
+                MIN_SPLIT_SECONDS * 1e3
+            ),
             How::Band {
                 a_diagonals,
                 b_diagonals,
@@ -126,7 +156,28 @@ impl Split {
 /// Heuristic II's CPU share from rates, or Heuristic I's default.
 pub fn cpu_fraction(rates: &Rates) -> (f64, How) {
     match (rates.cpu, rates.gpu) {
-        (Some(c), Some(g)) if c > 0.0 && g > 0.0 => (c / (c + g), How::FlopsMeasured),
+        (Some(c), Some(g)) if c > 0.0 && g > 0.0 => {
+            let t = c / (c + g);
+            if t < MIN_SIDE_SHARE {
+                (
+                    0.0,
+                    How::OneSide {
+                        cpu: false,
+                        share: t,
+                    },
+                )
+            } else if 1.0 - t < MIN_SIDE_SHARE {
+                (
+                    1.0,
+                    How::OneSide {
+                        cpu: true,
+                        share: t,
+                    },
+                )
+            } else {
+                (t, How::FlopsMeasured)
+            }
+        }
         _ => (DEFAULT_CPU_FRACTION, How::FlopsDefault),
     }
 }
@@ -255,6 +306,18 @@ pub fn plan_split(prefix: &[u64], bands: Option<(Band, Band)>, rates: &Rates) ->
         };
     }
     let (t, how) = cpu_fraction(rates);
+    if let (How::FlopsMeasured, Some(c), Some(g)) = (&how, rates.cpu, rates.gpu) {
+        let seconds = prefix[m] as f64 / c.max(g);
+        if seconds < MIN_SPLIT_SECONDS {
+            let cpu = c >= g;
+            return Split {
+                nrows: m,
+                split_row: if cpu { m } else { 0 },
+                cpu_fraction: if cpu { 1.0 } else { 0.0 },
+                how: How::Small { cpu, seconds },
+            };
+        }
+    }
     Split {
         nrows: m,
         split_row: split_by_flops(prefix, t),
@@ -350,6 +413,39 @@ mod tests {
         assert!((t - 0.25).abs() < 1e-12);
         // Equal predicted times: F t / rate_cpu == F (1 - t) / rate_gpu.
         assert!((t / 1e9 - (1.0 - t) / 3e9).abs() < 1e-21);
+        // A product the faster side finishes in under MIN_SPLIT_SECONDS is not split.
+        let rates = Rates {
+            cpu: Some(2e9),
+            gpu: Some(1e9),
+            ..Default::default()
+        };
+        let small = prefix_of(&[1_000_000; 50]);
+        let s = plan_split(&small, None, &rates);
+        assert_eq!((s.cpu_rows(), s.gpu_rows()), (50, 0));
+        assert!(matches!(s.how, How::Small { cpu: true, .. }), "{:?}", s.how);
+        assert!(s.describe().contains("fixed costs"));
+        let large = prefix_of(&[10_000_000; 50]);
+        let s = plan_split(&large, None, &rates);
+        assert_eq!(s.how, How::FlopsMeasured);
+        assert!(s.cpu_rows() > 0 && s.gpu_rows() > 0);
+        // A side that would get under MIN_SIDE_SHARE gets nothing.
+        for (c, g, cpu) in [(1e9, 9e9, false), (9e9, 1e9, true)] {
+            let rates = Rates {
+                cpu: Some(c),
+                gpu: Some(g),
+                ..Default::default()
+            };
+            let (t, how) = cpu_fraction(&rates);
+            assert_eq!(t, if cpu { 1.0 } else { 0.0 });
+            assert!(matches!(how, How::OneSide { cpu: x, .. } if x == cpu));
+            let prefix = prefix_of(&[5, 0, 7, 3]);
+            let s = plan_split(&prefix, None, &rates);
+            assert_eq!(s.cpu_rows(), if cpu { 4 } else { 0 });
+            assert!(
+                s.describe()
+                    .contains(if cpu { "on the CPU" } else { "on the GPU" })
+            );
+        }
         let mut r = Rates::default();
         Rates::record(&mut r.cpu, 100.0, 0.0);
         assert_eq!(r.cpu, None);
@@ -457,17 +553,18 @@ mod tests {
     fn plan_split_uses_the_band_rule_only_with_all_rates() {
         let prefix = prefix_of(&[12; 1000]);
         let band = Band { lower: 1, upper: 1 };
+        // Slow enough rates that the product is not small (MIN_SPLIT_SECONDS).
         let partial = Rates {
-            cpu: Some(1e9),
-            gpu: Some(2e9),
-            gpu_compute: Some(2e9),
+            cpu: Some(1e3),
+            gpu: Some(2e3),
+            gpu_compute: Some(2e3),
             copy: None,
         };
         let s = plan_split(&prefix, Some((band, band)), &partial);
         assert_eq!(s.how, How::FlopsMeasured);
         assert_eq!(s.split_row, 333);
         let full = Rates {
-            copy: Some(1e8),
+            copy: Some(1e2),
             ..partial
         };
         let s = plan_split(&prefix, Some((band, band)), &full);
@@ -478,7 +575,7 @@ mod tests {
                 b_diagonals: 3
             }
         ));
-        let t = band_cpu_fraction(1000, 3, 3, 1e-9, 0.5e-9, 1e-8);
+        let t = band_cpu_fraction(1000, 3, 3, 1e-3, 0.5e-3, 1e-2);
         assert_eq!(s.split_row, (t * 1000.0).round() as usize);
         assert!(s.describe().contains("band split"), "{}", s.describe());
         let none = Split::all_cpu(7, "no driver".into());

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
-use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
+use cudarc::nvrtc::{CompileOptions, Ptx};
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result, Status, err};
@@ -127,9 +127,59 @@ pub fn compile_ptx_for(src: Source, vt: ValueType, arch: &str) -> Result<String>
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return no_device("the NVRTC library (libnvrtc.so.13 or .so.12) was not found".into());
     }
-    let ptx = compile_ptx_with_opts(source_for(src, vt)?, compile_options(arch))
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(source_for(src, vt)?, compile_options(arch))
         .map_err(|e| Error::new(Status::Internal, format!("NVRTC ({arch}): {e:?}")))?;
     Ok(ptx.to_src())
+}
+
+/// NVRTC's version, part of the kernel cache's key.
+fn nvrtc_version() -> String {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two out-parameters; only called once the library was found.
+    let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    format!("{major}.{minor} ({r:?})")
+}
+
+/// Machine code (cubin) of `source` for the real architecture named in `options`: the
+/// driver loads it without a second (PTX) compilation, and it is what the disk cache keeps.
+fn compile_cubin(source: &str, options: &[String]) -> Result<Vec<u8>> {
+    use cudarc::nvrtc::{result, sys};
+    let fail = |what: &str, e: &dyn std::fmt::Debug| {
+        Error::new(Status::Internal, format!("NVRTC {what}: {e:?}"))
+    };
+    let src = std::ffi::CString::new(source).map_err(|e| fail("source", &e))?;
+    let prog = result::create_program(&src, None).map_err(|e| fail("create", &e))?;
+    // SAFETY: `prog` is live until destroyed below; `src` outlives it; the buffer has
+    // the size NVRTC reported.
+    unsafe {
+        let r = match result::compile_program(prog, options) {
+            Err(e) => {
+                let log = result::get_program_log(prog)
+                    .map(|l| {
+                        std::ffi::CStr::from_ptr(l.as_ptr())
+                            .to_string_lossy()
+                            .into_owned()
+                    })
+                    .unwrap_or_default();
+                Err(fail("compile", &format!("{e:?}: {log}")))
+            }
+            Ok(()) => {
+                let mut n = 0usize;
+                match sys::nvrtcGetCUBINSize(prog, &mut n).result() {
+                    Err(e) => Err(fail("cubin size", &e)),
+                    Ok(()) => {
+                        let mut buf = vec![0u8; n];
+                        sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast())
+                            .result()
+                            .map(|_| buf)
+                            .map_err(|e| fail("cubin", &e))
+                    }
+                }
+            }
+        };
+        let _ = result::destroy_program(prog);
+        r
+    }
 }
 
 impl Gpu {
@@ -215,9 +265,38 @@ impl Gpu {
         if let Some(m) = cache.get(&(src, vt)) {
             return Ok(m.clone());
         }
-        let ptx = compile_ptx_with_opts(source_for(src, vt)?, compile_options(&self.arch()))
-            .map_err(|e| Error::new(Status::Internal, format!("NVRTC: {e:?}")))?;
-        let module = drv(self.ctx.load_module(ptx), "module load")?;
+        let source = source_for(src, vt)?;
+        let opts = compile_options(&self.arch());
+        let key = format!(
+            "libspgemm {} | NVRTC {} | {:?} | {}",
+            env!("CARGO_PKG_VERSION"),
+            nvrtc_version(),
+            opts.options,
+            source
+        );
+        let dir = super::kcache::dir();
+        // PTX when NVRTC cannot give machine code (a device newer than NVRTC knows): the
+        // driver compiles it at load.
+        let build = || {
+            compile_cubin(&source, &opts.options).or_else(|_| {
+                let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source, opts.clone())
+                    .map_err(|e| Error::new(Status::Internal, format!("NVRTC: {e:?}")))?;
+                let mut text = ptx.to_src().into_bytes();
+                text.push(0);
+                Ok(text)
+            })
+        };
+        let (code, origin) = super::kcache::load_or_build(dir.as_deref(), &key, build)?;
+        let module = match self.ctx.load_module(Ptx::from_binary(code)) {
+            Ok(m) => m,
+            // A cached image the driver refuses (another driver's or device's): compile again.
+            Err(_) if origin == super::kcache::Origin::Hit => {
+                super::kcache::discard(dir.as_deref(), &key);
+                let (code, _) = super::kcache::load_or_build(dir.as_deref(), &key, build)?;
+                drv(self.ctx.load_module(Ptx::from_binary(code)), "module load")?
+            }
+            Err(e) => return drv(Err(e), "module load"),
+        };
         let names = match src {
             Source::Spgemm => SPGEMM_KERNELS,
             Source::Spmm => SPMM_KERNELS,

@@ -8,6 +8,7 @@
 //!   shared memory (pure Rust, tested everywhere);
 //! - [`limits`]: the 32-bit index limits of the device kernels;
 //! - `device`: context, streams, NVRTC compilation cached per handle;
+//! - [`kcache`]: compiled kernels kept on disk across processes (pure Rust, tested everywhere);
 //! - `spgemm`: symbolic and numeric phases, the GPU plan;
 //! - `spmm`: sparse times dense.
 //!
@@ -21,6 +22,7 @@ pub mod bins;
 #[cfg(feature = "cuda")]
 mod device;
 mod io;
+pub mod kcache;
 pub mod limits;
 #[cfg(feature = "cuda")]
 mod spgemm;
@@ -176,20 +178,23 @@ pub fn symbolic_device(
 }
 
 /// Numeric phase of a GPU plan (or of the GPU's rows of a hybrid plan): takes the values,
-/// runs the kernels, writes C in `format`. Returns the seconds spent writing C out.
+/// runs the kernels, writes C in `format`. `reproducible`: the same bits on every run
+/// (each row summed in A's then B's order, sorted rows). Returns the seconds spent
+/// writing C out.
 pub fn numeric<V: Scalar>(
     g: &GpuPlan,
     format: OutputFormat,
     vin: ValuesIn<'_, V>,
     out: COut<'_, V>,
+    reproducible: bool,
 ) -> Result<f64> {
     #[cfg(feature = "cuda")]
     {
-        spgemm::numeric_part(g, format, vin, out)
+        spgemm::numeric_part(g, format, vin, out, reproducible)
     }
     #[cfg(not(feature = "cuda"))]
     {
-        let _ = (format, vin, out);
+        let _ = (format, vin, out, reproducible);
         match *g {}
     }
 }

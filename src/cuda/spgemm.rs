@@ -587,6 +587,7 @@ fn symbolic_on_device(
             },
             "sym_shared",
         )?;
+        timing.bin(st, "sym_shared", sizes[bi], bin.tsize)?;
     }
     join_side(gpu)?;
     let nfailed = drv(s.clone_dtoh(&d_nfailed), "copy")?[0] as usize;
@@ -1052,6 +1053,7 @@ pub fn numeric_part<V: Scalar>(
     format: OutputFormat,
     vin: ValuesIn<'_, V>,
     out: COut<'_, V>,
+    reproducible: bool,
 ) -> Result<f64> {
     let gpu = &g.gpu;
     let s = &gpu.main;
@@ -1066,16 +1068,19 @@ pub fn numeric_part<V: Scalar>(
         COut::Host { vals, .. } => vals.is_some(),
         COut::Device(d) => d.values.is_some(),
     };
-    let has_vals = want_vals as i32;
-    let sorted = g.sorted as i32;
+    // Reproducible: one thread sums each row in order, and rows come out sorted (the
+    // unsorted write-out's order depends on thread timing).
+    let sorted = (g.sorted || reproducible) as i32;
+    let det = reproducible as i32;
     let ent = g.a_entries.clone();
-    let (d_aval, d_bval): (DevBuf<u8>, DevBuf<u8>) = match (want_vals, vin) {
+    let (d_aval, d_bval, has_vals): (DevBuf<u8>, DevBuf<u8>, i32) = match (want_vals, vin) {
         (true, ValuesIn::Host(Some(av), Some(bv))) if !ent.is_empty() && !bv.is_empty() => (
             DevBuf::Own(drv(
                 s.clone_htod(as_bytes(&av[ent.clone()])),
                 "copy A values",
             )?),
             DevBuf::Own(drv(s.clone_htod(as_bytes(bv)), "copy B values")?),
+            1,
         ),
         (true, ValuesIn::Device(Some(av), Some(bv))) if !ent.is_empty() => {
             let b_len = g.b_col.len();
@@ -1085,6 +1090,7 @@ pub fn numeric_part<V: Scalar>(
                 (
                     DevBuf::Caller(Borrowed::new(s, av.offset(ent.start * vb), ent.len() * vb)),
                     DevBuf::Caller(Borrowed::new(s, bv, b_len * vb)),
+                    1,
                 )
             }
         }
@@ -1100,9 +1106,12 @@ pub fn numeric_part<V: Scalar>(
                 "A or B has no values (pattern-only device descriptor)",
             );
         }
+        // No values wanted, or A or B without entries (then C has none): the kernels get
+        // one-element stand-ins and must not read them (A's entries run past the stand-in).
         _ => (
             DevBuf::Own(drv(s.alloc_zeros::<u8>(vb), "alloc")?),
             DevBuf::Own(drv(s.alloc_zeros::<u8>(vb), "alloc")?),
+            0,
         ),
     };
     // C's columns go straight into a caller's int32 0-based device array; otherwise into
@@ -1158,10 +1167,12 @@ pub fn numeric_part<V: Scalar>(
                     .arg(d_cval.get_mut())
                     .arg(&sorted)
                     .arg(&has_vals)
+                    .arg(&det)
                     .launch(cfg(grid, bin.block, bins::numeric_smem(bin, vb)))
             },
             "num_shared",
         )?;
+        timing.bin(st, "num_shared", sizes[bi], bin.tsize)?;
     }
     let mut pools = None;
     if g.global_rows > 0 {
@@ -1208,10 +1219,11 @@ pub fn numeric_part<V: Scalar>(
         if !dense {
             launch.arg(&sorted); // num_dense's rows come out in column order either way
         }
-        launch.arg(&has_vals).arg(&kp).arg(&vp).arg(&next);
+        launch.arg(&has_vals).arg(&kp).arg(&vp).arg(&next).arg(&det);
         // SAFETY: arguments match num_dense / num_global (the only difference is
         // num_global's `sorted`); the pools hold `blocks` chunks of `slots`.
         drv(unsafe { launch.launch(cfg(blocks, 1024, 0)) }, kernel)?;
+        timing.bin(st, kernel, g.global_rows, slots as u32)?;
         pools = Some((kp, vp, next));
     }
     join_side(gpu)?;
@@ -1332,6 +1344,18 @@ impl<'s> Timing<'s> {
             stream: on.then_some(stream),
             last: std::cell::Cell::new(std::time::Instant::now()),
         }
+    }
+    /// With timing on, waits for `st` and reports one bin's kernel (rows, table size).
+    pub fn bin(&self, st: &CudaStream, what: &str, rows: usize, tsize: u32) -> Result<()> {
+        if self.stream.is_some() {
+            let t0 = self.last.get();
+            drv(st.synchronize(), "synchronize")?;
+            eprintln!(
+                "spgemm cuda bin: {what}: {rows} rows, table {tsize}: {:.3} ms since the last mark",
+                t0.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        Ok(())
     }
     pub fn mark(&self, what: &str) -> Result<()> {
         if let Some(s) = self.stream {

@@ -141,7 +141,7 @@ pub(crate) fn symbolic<O: Idx, I: Idx, V: Scalar>(
 pub(crate) fn numeric<O: Idx, I: Idx, V: Scalar>(
     e: &Engine,
     ctx: &crate::cpu::Ctx<'_>,
-    (hp, format): (&HybridPlan, OutputFormat),
+    (hp, format, reproducible): (&HybridPlan, OutputFormat, bool),
     (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
     trusted: bool,
     cols: IndexSliceMut<'_>,
@@ -170,6 +170,7 @@ pub(crate) fn numeric<O: Idx, I: Idx, V: Scalar>(
                         cols: c_gpu,
                         vals: v_gpu,
                     },
+                    reproducible,
                 )?;
                 Ok((t.elapsed().as_secs_f64(), copy))
             })?),

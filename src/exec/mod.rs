@@ -30,7 +30,7 @@ use crate::common::csr::{
 use crate::common::device::{DeviceCsr, DeviceOut};
 use crate::common::options::{Backend, InputShape, Op, Options, OutputFormat};
 use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
-use crate::common::split::Split;
+use crate::common::split::{self, How, Split};
 use crate::cpu;
 use crate::cuda::{self, COut, Gpu, ValuesIn};
 use crate::error::{Error, Result, Status, err};
@@ -82,7 +82,13 @@ fn route(e: &Engine, o: &Options, input_nnz: usize, gap: Option<&str>) -> Result
         && o.backend != Backend::Cpu
         && let Ok(g) = e.gpu()
     {
-        return Ok(Route::Hybrid(g));
+        // Rates that leave one side under MIN_SIDE_SHARE: that side alone, without the
+        // hybrid's fixed costs (flop profile, second set-up, GPU side's thread).
+        return Ok(match one_side(e) {
+            Some(How::OneSide { cpu: true, .. }) => Route::Cpu,
+            Some(_) => Route::Gpu(g),
+            None => Route::Hybrid(g),
+        });
     }
     Ok(match o.backend {
         Backend::Cpu => Route::Cpu,
@@ -94,11 +100,39 @@ fn route(e: &Engine, o: &Options, input_nnz: usize, gap: Option<&str>) -> Result
     })
 }
 
+/// The rule of the handle's measured rates when it sends a hybrid product to one side.
+fn one_side(e: &Engine) -> Option<How> {
+    match split::cpu_fraction(&e.rates()).1 {
+        h @ How::OneSide { .. } => Some(h),
+        _ => None,
+    }
+}
+
+/// The split of a plan made on one side while the handle asked for hybrid products
+/// because the rates said so (None otherwise).
+fn one_side_split(e: &Engine, o: &Options, m: usize) -> Option<Split> {
+    let how = one_side(e).filter(|_| o.hybrid)?;
+    let cpu = matches!(how, How::OneSide { cpu: true, .. });
+    Some(Split {
+        nrows: m,
+        split_row: if cpu { m } else { 0 },
+        cpu_fraction: if cpu { 1.0 } else { 0.0 },
+        how,
+    })
+}
+
 /// A CPU plan made while the handle asked for hybrid products: record that every row
 /// ran on the CPU, and why (`gap`: the GPU cannot compute the product).
 fn cpu_only_split(e: &Engine, o: &Options, m: usize, gap: Option<String>) -> Option<Split> {
     if !o.hybrid {
         return None;
+    }
+    if gap.is_none()
+        && o.backend != Backend::Cpu
+        && e.gpu().is_ok()
+        && let Some(s) = one_side_split(e, o, m)
+    {
+        return Some(s);
     }
     let why = if let Some(g) = gap {
         g
@@ -202,7 +236,7 @@ impl PatternPairOp for SymbolicOp<'_> {
                 format,
                 flops: info.flops,
                 sorted: o.sorted_output,
-                split: None,
+                split: one_side_split(e, o, a.nrows()),
                 ops: Ops::default(),
                 backend: BackendPlan::Gpu(Box::new(g)),
             });
@@ -293,11 +327,18 @@ impl PairOp for NumericOp<'_, '_> {
                 plan.format,
                 ValuesIn::Host(a.values(), b.values()),
                 COut::Host { cols, vals },
+                o.reproducible,
             )
             .map(|_| ()),
-            BackendPlan::Hybrid(hp) => {
-                hybrid::numeric(e, &ctx, (hp, plan.format), (&a, &b), trusted, cols, vals)
-            }
+            BackendPlan::Hybrid(hp) => hybrid::numeric(
+                e,
+                &ctx,
+                (hp, plan.format, o.reproducible),
+                (&a, &b),
+                trusted,
+                cols,
+                vals,
+            ),
         }
     }
 }
@@ -334,6 +375,17 @@ pub fn numeric(
 /// when called on a handle's workers (`Engine::install`), else on the calling thread
 /// alone (never on rayon's global pool, which would start threads the caller did not ask
 /// for).
+/// Where compiled GPU kernels are kept across processes (`None`: nowhere); process-wide,
+/// overrides `SPGEMM_KERNEL_CACHE`.
+pub fn set_kernel_cache_dir(dir: Option<std::path::PathBuf>) {
+    cuda::kcache::set_dir(dir);
+}
+
+/// The kernel cache directory in use, if any.
+pub fn kernel_cache_dir() -> Option<std::path::PathBuf> {
+    cuda::kcache::dir()
+}
+
 pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
     fn fill<T: Idx + Send>(row_ptr: &[usize], base: usize, out: &mut [T]) -> Result<()> {
         use rayon::prelude::*;
@@ -479,6 +531,7 @@ impl PairOp for HostInDeviceOut<'_> {
             plan.format,
             ValuesIn::Host(a.values(), b.values()),
             COut::Device(self.out),
+            o.reproducible,
         )
         .map(|_| ())
     }
@@ -500,6 +553,7 @@ fn host_out<'o, V: Scalar + for<'x> FromAny<'x>>(
 }
 
 fn device_numeric<V: Scalar + for<'x> FromAny<'x>>(
+    o: &Options,
     plan: &Plan,
     g: &cuda::GpuPlan,
     (a, b): (&DeviceCsr, &DeviceCsr),
@@ -510,7 +564,7 @@ fn device_numeric<V: Scalar + for<'x> FromAny<'x>>(
         NumericOutputs::Host { cols, vals } => host_out::<V>(plan, cols, vals)?,
         NumericOutputs::Device(d) => COut::Device(d),
     };
-    cuda::numeric(g, plan.format, vin, out).map(|_| ())
+    cuda::numeric(g, plan.format, vin, out, o.reproducible).map(|_| ())
 }
 
 /// Numeric phase where inputs or outputs (or both) are in device memory. Needs a usable
@@ -566,8 +620,8 @@ pub fn numeric_device(
             dispatch_pair(a, b, HostInDeviceOut { e, o, plan, g, out })
         }
         NumericInputs::Device(a, b) => match plan.shape.sig.values {
-            ValueType::Float32 => device_numeric::<f32>(plan, g, (a, b), outputs),
-            ValueType::Float64 => device_numeric::<f64>(plan, g, (a, b), outputs),
+            ValueType::Float32 => device_numeric::<f32>(o, plan, g, (a, b), outputs),
+            ValueType::Float64 => device_numeric::<f64>(o, plan, g, (a, b), outputs),
             // A GPU plan is never made for complex values (see `gpu_gap`).
             v @ (ValueType::Complex32 | ValueType::Complex64) => err(
                 Status::NotSupported,

@@ -389,3 +389,69 @@ pub unsafe extern "C" fn spgemm_get_hybrid(
         Ok(())
     })
 }
+
+/// Makes later numeric calls on the GPU give the same bits on every run (non-zero), or
+/// lets them sum each entry in the order threads arrive (0, the default, faster). With it
+/// on, each row of C is summed by one GPU thread in A's then B's order (as the CPU
+/// backend sums) and rows come out sorted. The CPU backend's results never depend on
+/// thread timing, so the option changes nothing there. Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_reproducible(
+    handle: *mut spgemm_handle_t,
+    enabled: i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        h.options.reproducible = enabled != 0;
+        Ok(())
+    })
+}
+
+/// Reads the reproducible option (1 or 0) into `*enabled`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or live; `enabled` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_get_reproducible(
+    handle: *mut spgemm_handle_t,
+    enabled: *mut i32,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(enabled, "enabled")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *enabled = h.options.reproducible as i32 };
+        Ok(())
+    })
+}
+
+/// Sets the directory where compiled GPU kernels are kept across processes (process-wide;
+/// overrides the environment variable `SPGEMM_KERNEL_CACHE`). `dir` NULL or "" turns the
+/// disk cache off. Without either, the cache is `$XDG_CACHE_HOME/libspgemm`, else
+/// `$HOME/.cache/libspgemm`. An entry is keyed by the library and NVRTC versions, the
+/// kernel source, its value type and the device architecture; a corrupt or foreign entry
+/// is compiled again and rewritten. A directory that cannot be written only costs the
+/// compilation. Applies to kernels compiled afterwards (each handle compiles once).
+/// Errors: `SPGEMM_STATUS_INVALID_VALUE` (not UTF-8).
+///
+/// # Safety
+/// `dir` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_kernel_cache_dir(dir: *const c_char) -> spgemm_status_t {
+    guard(None, || {
+        let d = if dir.is_null() {
+            None
+        } else {
+            // SAFETY: NUL-terminated per contract.
+            let s = unsafe { std::ffi::CStr::from_ptr(dir) };
+            let s = s
+                .to_str()
+                .map_err(|_| Error::new(Status::InvalidValue, "dir is not valid UTF-8"))?;
+            (!s.is_empty()).then(|| std::path::PathBuf::from(s))
+        };
+        crate::api::set_kernel_cache_dir(d);
+        Ok(())
+    })
+}

@@ -139,6 +139,10 @@ fn parse_c(header: &str) -> Result<Api, String> {
                     (true, _, 2) => ("type(c_ptr)", false, "out"),
                     (false, Some(s), 0) => (s, true, ""),
                     (false, Some(s), 1) => (s, false, if is_const { "in" } else { "out" }),
+                    // A NUL-terminated string: a character array by reference.
+                    (false, None, 1) if base == "char" && is_const => {
+                        ("character(kind=c_char)", false, "in")
+                    }
                     _ => return Err(format!("{fname}({name}): no Fortran counterpart for {p:?}")),
                 };
                 args.push(Arg {

@@ -54,14 +54,26 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("rect", &["rect_A_200kx2k", "rect_B_2kx50k"]),
 ];
 
+/// Irregular, low-compression classes (products ~ nnz(C)), generated only when named
+/// (`--only irregular` or a matrix name): the GPU benchmark's hub, power-law, circuit and
+/// R-MAT inputs. Our own seeds and sizes.
+pub const IRREGULAR: &[(&str, &[&str])] = &[(
+    "irregular",
+    &["hub_300k", "zipf_1m", "circuit_200k", "rmat_18s"],
+)];
+
 /// Usage text of the names `gen:NAME` accepts.
 pub const NAMES_HELP: &str = "lap3d_7pt_N, lap3d_27pt_N, elast2d_q1_N, elast3d_p1_N (any N >= 2; \
 gen_matrices.py uses 64, 42, 196, 22), rmat_16, er_uniform_200k, banded_500k_7, rect_A_200kx2k, \
-rect_B_2kx50k, sa_poisson_{A,P,R,AP}, sa_elast_{A,P,R,AP}";
+rect_B_2kx50k, sa_poisson_{A,P,R,AP}, sa_elast_{A,P,R,AP}, hub_300k, zipf_1m, circuit_200k, rmat_18s";
 
 /// Group of a matrix name (also for the parametrised grid families), or None.
 pub fn group_of(name: &str) -> Option<&'static str> {
-    if let Some((g, _)) = GROUPS.iter().find(|(_, ns)| ns.contains(&name)) {
+    if let Some((g, _)) = GROUPS
+        .iter()
+        .chain(IRREGULAR)
+        .find(|(_, ns)| ns.contains(&name))
+    {
         return Some(g);
     }
     for (prefix, g) in [
@@ -145,6 +157,12 @@ pub fn generate_group_of(name: &str) -> Result<Vec<(String, Csr)>, String> {
             "banded_500k_7",
             banded(500_000, &[-3, -2, -1, 0, 1, 2, 3], 5007),
         )]),
+        Some("irregular") => named(vec![
+            ("hub_300k", hub(300_000, 5, 50_000, 6101)),
+            ("zipf_1m", zipf(1_000_000, 6202)),
+            ("circuit_200k", circuit(200_000, 4, 12, 1500, 6303)),
+            ("rmat_18s", rmat_edges(18, 7 * (1 << 18) / 4, 6404)),
+        ]),
         Some("rect") => named(vec![
             ("rect_A_200kx2k", random_rows(200_000, 2_000, 4, 4242)),
             ("rect_B_2kx50k", random_rows(2_000, 50_000, 25, 4343)),
@@ -634,9 +652,13 @@ fn with_random_values(m: usize, n: usize, ri: Vec<u32>, ci: Vec<u32>, seed: u64)
 /// Graph500-style R-MAT: 2^scale vertices, edgefactor * 2^scale edges, labels permuted,
 /// symmetrised, self loops dropped, duplicates merged, random values.
 pub fn rmat(scale: u32, edgefactor: usize, seed: u64) -> Csr {
+    rmat_edges(scale, edgefactor << scale, seed)
+}
+
+/// R-MAT with `m` edges drawn (any edge factor).
+pub fn rmat_edges(scale: u32, m: usize, seed: u64) -> Csr {
     let (a, b, c) = (0.57, 0.19, 0.19);
     let n = 1usize << scale;
-    let m = edgefactor * n;
     let ab = a + b;
     let c_norm = c / (1.0 - ab);
     let a_norm = a / ab;
@@ -662,6 +684,88 @@ pub fn rmat(scale: u32, edgefactor: usize, seed: u64) -> Csr {
         if r != c {
             ri.extend([r, c]);
             ci.extend([c, r]);
+        }
+    }
+    with_random_values(n, n, ri, ci, seed)
+}
+
+/// n x n hub matrix: 10% of rows and 10% of columns empty, 1..2*per_row-1 random
+/// columns in every other row, one row and one column of `hub` entries.
+pub fn hub(n: usize, per_row: usize, hub: usize, seed: u64) -> Csr {
+    let mut rng = Rng::new(seed);
+    let cols: Vec<u32> = (0..n as u32).filter(|_| rng.uniform() >= 0.1).collect();
+    let (hub_row, hub_col) = (rng.below(n), cols[rng.below(cols.len())] as usize);
+    let (mut ri, mut ci) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        if i == hub_row {
+            for _ in 0..hub {
+                ri.push(i as u32);
+                ci.push(cols[rng.below(cols.len())]);
+            }
+        } else if rng.uniform() >= 0.1 {
+            for _ in 0..1 + rng.below(2 * per_row - 1) {
+                ri.push(i as u32);
+                ci.push(cols[rng.below(cols.len())]);
+            }
+        }
+    }
+    for _ in 0..hub {
+        ri.push(rng.below(n) as u32);
+        ci.push(hub_col as u32);
+    }
+    with_random_values(n, n, ri, ci, seed)
+}
+
+/// n x n power-law matrix: row lengths from a Pareto law (shape 1.6, mean ~3.1, longest
+/// rows a few thousand); half the entries within 8 of the diagonal, half in columns
+/// drawn half log-uniformly over a random ranking (longest columns tens of thousands),
+/// half uniformly.
+pub fn zipf(n: usize, seed: u64) -> Csr {
+    let mut rng = Rng::new(seed);
+    let mut rank: Vec<u32> = (0..n as u32).collect();
+    for t in (1..n).rev() {
+        rank.swap(t, rng.below(t + 1));
+    }
+    let ln_n = (n as f64).ln();
+    let (mut ri, mut ci) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let u = 1.0 - rng.uniform();
+        let len = ((1.5 * u.powf(-1.0 / 1.6)) as usize).min(n);
+        for _ in 0..len {
+            let j = if rng.uniform() < 0.5 {
+                (i + rng.below(17)).saturating_sub(8).min(n - 1)
+            } else if rng.uniform() < 0.5 {
+                let r = ((rng.uniform() * ln_n).exp() as usize).clamp(1, n) - 1;
+                rank[r] as usize
+            } else {
+                rng.below(n)
+            };
+            ri.push(i as u32);
+            ci.push(j as u32);
+        }
+    }
+    with_random_values(n, n, ri, ci, seed)
+}
+
+/// n x n circuit-like matrix: the diagonal, `per_row` random off-diagonal entries per
+/// row, and `nets` power-net nodes whose rows and columns hold `net_len` entries each.
+pub fn circuit(n: usize, per_row: usize, nets: usize, net_len: usize, seed: u64) -> Csr {
+    let mut rng = Rng::new(seed);
+    let (mut ri, mut ci) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        ri.push(i as u32);
+        ci.push(i as u32);
+        for _ in 0..per_row {
+            ri.push(i as u32);
+            ci.push(rng.below(n) as u32);
+        }
+    }
+    for _ in 0..nets {
+        let v = rng.below(n) as u32;
+        for _ in 0..net_len {
+            let w = rng.below(n) as u32;
+            ri.extend([v, w]);
+            ci.extend([w, v]);
         }
     }
     with_random_values(n, n, ri, ci, seed)
@@ -1117,6 +1221,7 @@ pub fn products(present: &[String]) -> Vec<(String, String, String)> {
             "rmat",
             "er",
             "banded",
+            "irregular",
         ]
         .contains(&g)
         {
