@@ -3,7 +3,8 @@
 #   make check    every test: formatting, lints, Rust tests, C/C++ ABI tests under sanitizers,
 #                 Fortran module up to date, examples built from an installed copy
 #   make install PREFIX=DIR [DESTDIR=STAGE]   library, headers, Fortran module source,
-#                 pkg-config file and CMake package under DIR
+#                 pkg-config file and CMake package under DIR; the MKL compatibility layer
+#                 libspgemm_mkl with its headers in include/spgemm-mkl and spgemm-mkl.pc
 
 CARGO   ?= cargo
 CC      ?= cc
@@ -278,7 +279,7 @@ endif
 
 # Real file libspgemm.so.$(VERSION); libspgemm.so.0 (the soname) and libspgemm.so (for -l)
 # are symbolic links, as distributions and HPC module trees expect.
-install: lib
+install: lib mkl-lib
 	$(INSTALL) -d $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(libdir)/cmake/spgemm $(DESTDIR)$(includedir)
 	$(INSTALL) -m 755 $(LIBDIR)/libspgemm.so $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
 	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
@@ -302,6 +303,17 @@ install: lib
 	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' \
 	    -e 's|@VERSION_MINOR@|$(VERSION_MINOR)|' -e 's|@SIZEOF_VOID_P@|8|' \
 	    cmake/spgemmConfigVersion.cmake.in > $(DESTDIR)$(libdir)/cmake/spgemm/spgemmConfigVersion.cmake
+	$(INSTALL) -d $(DESTDIR)$(includedir)/spgemm-mkl
+	$(INSTALL) -m 755 $(LIBDIR)/libspgemm_mkl.so $(DESTDIR)$(libdir)/libspgemm_mkl.so.$(VERSION)
+	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm_mkl.so.$(VERSION)
+	ln -sf libspgemm_mkl.so.$(VERSION) $(DESTDIR)$(libdir)/libspgemm_mkl.so.$(SOVERSION)
+	ln -sf libspgemm_mkl.so.$(SOVERSION) $(DESTDIR)$(libdir)/libspgemm_mkl.so
+	$(INSTALL) -m 644 $(LIBDIR)/libspgemm_mkl.a $(DESTDIR)$(libdir)/libspgemm_mkl.a
+	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm_mkl.a
+	$(INSTALL) -m 644 mkl/include/mkl.h mkl/include/mkl_types.h mkl/include/mkl_spblas.h \
+	  mkl/include/mkl_service.h $(DESTDIR)$(includedir)/spgemm-mkl/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(libdir)|' -e 's|@INCLUDEDIR@|$(includedir)|' \
+	    -e 's|@VERSION@|$(VERSION)|' pkgconfig/spgemm-mkl.pc.in > $(DESTDIR)$(libdir)/pkgconfig/spgemm-mkl.pc
 	@echo "installed libspgemm $(VERSION) under $(DESTDIR)$(PREFIX)"
 
 space := $(subst ,, )
@@ -333,6 +345,9 @@ examples-check: lib | $(BUILD)
 	test -f $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm.pc
 	test "$$(readlink $(BUILD)/destdir/opt/spgemm/lib/libspgemm.so)" = libspgemm.so.$(SOVERSION)
 	grep -q '^prefix=/opt/spgemm$$' $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm.pc
+	grep -q '^prefix=/opt/spgemm$$' $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm-mkl.pc
+	test "$$(readlink $(BUILD)/destdir/opt/spgemm/lib/libspgemm_mkl.so)" = libspgemm_mkl.so.$(SOVERSION)
+	test -f $(BUILD)/destdir/opt/spgemm/include/spgemm-mkl/mkl_spblas.h
 	FC=$(FC) CC=$(CC) CXX=$(CXX) scripts/check_downstream.sh $(abspath $(BUILD))/prefix $(abspath $(BUILD))/downstream
 
 # ---- Fuzzing the C ABI (fuzz/README.md) and valgrind (docs/ROBUSTNESS.md) ----

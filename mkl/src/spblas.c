@@ -9,6 +9,7 @@
  * Integer width: every function is written once over int64_t sizes and arrays of width 4 or 8
  * (the handle records which); the LP64 and _64 entry points at the end only convert.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,7 +98,12 @@ struct sparse_matrix {
     sparse_memory_usage_t memory;
     int optimized;
     spgemm_spmm_analysis_t *an[2];
+    int an_stale[2]; /* the structure no longer matches the analysis: mv/mm run without it */
 };
+
+/* Guards the analyses mv/mm may build or retire on a handle that other threads multiply with
+ * (MKL allows concurrent mv on one handle); held only around those rare updates. */
+static pthread_mutex_t g_analysis_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t vsize(int vt) {
     return vt == SPGEMM_VALUE_FLOAT32 ? 4 : vt == SPGEMM_VALUE_COMPLEX_DOUBLE ? 16 : 8;
@@ -145,6 +151,7 @@ static void drop_analyses(struct sparse_matrix *h) {
     for (int i = 0; i < 2; i++) {
         spgemm_spmm_analysis_destroy(h->an[i]);
         h->an[i] = NULL;
+        h->an_stale[i] = 0;
     }
 }
 
@@ -1241,17 +1248,20 @@ static sparse_status_t do_mm(const char *fn, sparse_operation_t op, const void *
     st = lib(fn, &lh);
     if (st) return st;
     c = op != SPARSE_OPERATION_NON_TRANSPOSE;
+    pthread_mutex_lock(&g_analysis_lock);
     if (h->optimized && h->hinted[c] && !h->an[c]) (void)build_analyses(fn, h); /* deferred by optimize */
+    an = h->fmt == FMT_CSR && !h->an_stale[c] ? h->an[c] : NULL;
+    pthread_mutex_unlock(&g_analysis_lock);
     clear_error();
-    an = h->fmt == FMT_CSR ? h->an[c] : NULL;
     st = desc_make(fn, h, &dm);
     if (st) return st;
     s = spgemm_spmm_scaled(lh, core_op(op), alpha, dm.m, an,
                            layout == SPARSE_LAYOUT_ROW_MAJOR ? SPGEMM_LAYOUT_ROW_MAJOR : SPGEMM_LAYOUT_COL_MAJOR, k, x,
                            ldx, beta, y, ldy);
     if (s == SPGEMM_STATUS_PLAN_MISMATCH && an) { /* the caller changed the structure: run without */
-        spgemm_spmm_analysis_destroy(an);
-        h->an[c] = NULL;
+        pthread_mutex_lock(&g_analysis_lock);
+        h->an_stale[c] = 1; /* destroyed with the handle or by order, never under another call */
+        pthread_mutex_unlock(&g_analysis_lock);
         s = spgemm_spmm_scaled(lh, core_op(op), alpha, dm.m, NULL,
                                layout == SPARSE_LAYOUT_ROW_MAJOR ? SPGEMM_LAYOUT_ROW_MAJOR : SPGEMM_LAYOUT_COL_MAJOR,
                                k, x, ldx, beta, y, ldy);
