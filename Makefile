@@ -1,7 +1,8 @@
 # libspgemm: build, demo, tests, install.
 #   make demo     build the library and run the demo (7-point 3D Laplacian, C = A*A + reuse)
 #   make check    every test: formatting, lints, Rust tests, C/C++ ABI tests under sanitizers,
-#                 Fortran module up to date, examples built from an installed copy
+#                 the MKL layer against MKL's outputs (mkl-check), Fortran module up to date,
+#                 examples built from an installed copy
 #   make install PREFIX=DIR [DESTDIR=STAGE]   library, headers, Fortran module source,
 #                 pkg-config file and CMake package under DIR; the MKL compatibility layer
 #                 libspgemm_mkl with its headers in include/spgemm-mkl and spgemm-mkl.pc
@@ -173,7 +174,9 @@ $(LIBDIR)/libspgemm_mkl.a: $(MKL_OBJ)
 
 # mkl_api_test.c (written only against MKL's API) built LP64 and ILP64 against the shared
 # layer, and again with the layer's sources compiled in under ASan+UBSan; every output must
-# match the golden files real MKL wrote (compare.py: structure exact, values 1e-12). Then the
+# match the golden files real MKL wrote (compare.py: structure exact, values 1e-12);
+# layer_test.c (the layer's own promises beyond MKL's, e.g. hints building analyses) under
+# ASan+UBSan, LP64 and ILP64. Then the
 # headers as strict C99/C++17, the exported symbols, and the peer drivers of $(ANCHORS)
 # (skipped where that folder is absent, as in a clean clone) built unchanged against the layer
 # and run on a small input: nnzC and checksums must equal real MKL's (mkl/tests/expected/anchors.txt).
@@ -190,7 +193,10 @@ mkl-check: mkl-lib
 	  $(PY) mkl/tests/compare.py mkl/tests/expected/$$m.txt $(MKL_OUT)/$$m.txt; \
 	  echo "== $(MKL_OUT)/t_$${m}_san (ASan+UBSan, layer compiled in)"; \
 	  $(SAN_ENV) $(MKL_OUT)/t_$${m}_san > $(MKL_OUT)/$${m}_san.txt; \
-	  $(PY) mkl/tests/compare.py mkl/tests/expected/$$m.txt $(MKL_OUT)/$${m}_san.txt; done
+	  $(PY) mkl/tests/compare.py mkl/tests/expected/$$m.txt $(MKL_OUT)/$${m}_san.txt; \
+	  $(CC) -g -O1 $(SAN) -std=c99 -Wall -Wextra -pedantic -Werror $$f -Imkl/include -pthread \
+	    mkl/tests/layer_test.c $(MKL_OUT)/san/*.o -o $(MKL_OUT)/layer_test_$$m $(LINK_SO) -lm; \
+	  echo "== $(MKL_OUT)/layer_test_$$m (ASan+UBSan, layer compiled in)"; $(SAN_ENV) $(MKL_OUT)/layer_test_$$m; done
 	@set -e; for f in "" -DMKL_ILP64; do for h in mkl_types.h mkl_spblas.h mkl_service.h mkl.h; do \
 	  printf '#include <%s>\n#include <%s>\nint main(void) { return 0; }\n' $$h $$h > $(MKL_OUT)/inc.c; \
 	  $(CC) $(CFLAGS_STRICT) $$f -Imkl/include -fsyntax-only $(MKL_OUT)/inc.c; \
