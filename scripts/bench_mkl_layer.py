@@ -15,11 +15,15 @@ def main(path):
     # (product, trial) -> {name: seconds}
     runs = defaultdict(dict)
     checks = {}
+    inproc = []
     for line in open(path):
         line = line.strip()
         if not line.startswith("{"):
             continue
         r = json.loads(line)
+        if r.get("variant") == "inproc":
+            inproc.append(r)
+            continue
         prod = f"{r['A']}*{r['B']}"
         t = r["trial"]
         v = r["variant"]
@@ -65,6 +69,13 @@ def main(path):
                                      ("sp2m_full (FULL_MULT)", "layer_full", "abi_full", "core_owned_total", "mkl_full")):
             print(f"| {p} {what} | {med(p, mk):.4g} | {med(p, lk):.4g} | {med(p, ak):.4g} | {med(p, ck):.4g} "
                   f"| {ratio(p, lk, ak):.3f} | {ratio(p, lk, ck):.3f} | {ratio(p, lk, mk):.3f} |")
+    if inproc:
+        print("\nIn one process (mkl/bench/layer_vs_abi.c): layer and ABI alternate per repetition; "
+              "medians over the repetitions (s), ratio = median of the per-repetition ratios:\n")
+        print("| product | stage | reps | layer | libspgemm ABI | layer / ABI |")
+        print("|---|---|---|---|---|---|")
+        for r in inproc:
+            print(f"| {r['A']}*{r['B']} | {r['stage']} | {r['reps']} | {r['layer_s']:.4g} | {r['abi_s']:.4g} | {r['ratio']:.3f} |")
     for p in tiny:
         print(f"\nPer call on {p} (a 3 x 3 product: what the layer itself adds), median over trials, microseconds:\n")
         print("| stage | layer | libspgemm ABI | layer - ABI |")

@@ -9,7 +9,8 @@
 #
 #   scripts/bench_mkl_layer.sh MATDIR OUT.jsonl
 #
-# Environment: PRODUCTS ("A:B ..." names of MATDIR/*.mtx, B = A squares A; default
+# Environment: FIRST_TRIAL (1; number the trials of a further run after an earlier one's),
+# PRODUCTS ("A:B ..." names of MATDIR/*.mtx, B = A squares A; default
 # "lap3d_7pt_64:A sa_poisson_A:sa_poisson_P elast2d_q1_196:A er_uniform_200k:A"), TRIALS (5),
 # REPS (5), THREADS (2), ANCHORS (../shared/anchors), MKL_VENV (.venv-mkl), CC (gcc).
 # Inputs: target/release/spgemm-bench gen MATDIR. Needs make mkl-lib and
@@ -39,26 +40,46 @@ tag() { # variant trial: adds the two fields to each JSON line
   sed -e "s/^{/{\"variant\":\"$1\",\"trial\":$2,/"
 }
 export MKL_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS ANCHOR_ALGS=sp2m,sp2m_full
-for t in $(seq 1 "$TRIALS"); do
+FIRST_TRIAL=${FIRST_TRIAL:-1}
+for t in $(seq "$FIRST_TRIAL" $((FIRST_TRIAL + TRIALS - 1))); do
   for p in $PRODUCTS; do
     a=$matdir/${p%%:*}.mtx
     b=${p#*:}
     [ "$b" = A ] || b=$matdir/$b.mtx
     echo "[bench_mkl_layer] trial $t $p (load $(cut -d' ' -f1 /proc/loadavg))" >&2
     "$bin/mkl_spgemm.mkl" "$a" "$b" "$REPS" | tag mkl "$t" >> "$out"
-    "$bin/mkl_spgemm.layer" "$a" "$b" "$REPS" | tag layer "$t" >> "$out"
-    SPGEMM_NUM_THREADS=$THREADS "$bin/spgemm_seq" "$a" "$b" "$REPS" | tag abi "$t" >> "$out"
+    # layer and ABI swap places every other trial, so neither always runs right after MKL
+    if [ $((t % 2)) = 1 ]; then
+      "$bin/mkl_spgemm.layer" "$a" "$b" "$REPS" | tag layer "$t" >> "$out"
+      SPGEMM_NUM_THREADS=$THREADS "$bin/spgemm_seq" "$a" "$b" "$REPS" | tag abi "$t" >> "$out"
+    else
+      SPGEMM_NUM_THREADS=$THREADS "$bin/spgemm_seq" "$a" "$b" "$REPS" | tag abi "$t" >> "$out"
+      "$bin/mkl_spgemm.layer" "$a" "$b" "$REPS" | tag layer "$t" >> "$out"
+    fi
     "$root/target/release/spgemm-bench" spgemm --a "$a" --b "$b" --threads "$THREADS" --reps "$REPS" \
       --sorted 1 --validate 1 --output caller | tag core "$t" >> "$out"
     "$root/target/release/spgemm-bench" spgemm --a "$a" --b "$b" --threads "$THREADS" --reps "$REPS" \
       --sorted 1 --validate 1 --output owned | tag core_owned "$t" >> "$out"
   done
 done
+# Both in one process, alternating per repetition (mkl/bench/layer_vs_abi.c): the same
+# machine state for each pair, IN_PROCESS_REPS pairs per product.
+$CC -O3 -march=native -std=gnu11 -Wall -Werror -Wno-unused-function -I"$ANCHORS/src" -I"$root/mkl/include" \
+  -I"$root/include" "$root/mkl/bench/layer_vs_abi.c" -o "$bin/layer_vs_abi" -L"$lib" -lspgemm_mkl -lspgemm \
+  -Wl,-rpath,"$lib" -lm
+for p in $PRODUCTS; do
+  a=$matdir/${p%%:*}.mtx
+  b=${p#*:}
+  [ "$b" = A ] || b=$matdir/$b.mtx
+  echo "[bench_mkl_layer] in one process: $p (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+  "$bin/layer_vs_abi" "$a" "$b" "${IN_PROCESS_REPS:-21}" | tag inproc 0 >> "$out"
+done
+
 # The layer's own cost per call, where the product costs next to nothing: a 3 x 3 matrix,
 # TINY_REPS repetitions of each stage (medians), layer and ABI alternating.
 tiny=$root/build/bench/tiny3.mtx
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 2.0\n1 2 -1.0\n2 2 2.0\n3 1 0.5\n3 3 1.5\n' > "$tiny"
-for t in $(seq 1 "$TRIALS"); do
+for t in $(seq "$FIRST_TRIAL" $((FIRST_TRIAL + TRIALS - 1))); do
   "$bin/mkl_spgemm.layer" "$tiny" A "${TINY_REPS:-2001}" | tag layer "$t" >> "$out"
   SPGEMM_NUM_THREADS=$THREADS "$bin/spgemm_seq" "$tiny" A "${TINY_REPS:-2001}" | tag abi "$t" >> "$out"
 done

@@ -3,7 +3,8 @@
  * (anchors/src/mkl_spgemm.c) times, so that the driver built against libspgemm_mkl can be
  * compared with the library it calls and nothing else (scripts/bench_mkl_layer.sh):
  *   sp2m      : symbolic into a fresh row pointer (NNZ_COUNT) | fresh C arrays + numeric
- *               (FINALIZE_MULT) | numeric again on the same plan and arrays (reuse)
+ *               (FINALIZE_MULT) | numeric again on the same plan and arrays (reuse) | untimed,
+ *               a pass over C's columns where the driver calls mkl_sparse_order
  *   sp2m_full : one spgemm_multiply, destroyed after each repetition (FULL_MULT)
  * Same reader (anchors' common.h), same repetitions (1 warm-up + reps, medians), same JSON
  * fields; sorted C and validation on, as the layer leaves them.
@@ -94,6 +95,12 @@ int main(int argc, char **argv) {
             tr[it] = t3 - t2;
         }
         if (it == reps - 1) sums(rp, v, A.m, &nnzc, &s, &sa);
+        /* the driver calls mkl_sparse_order here (untimed): on libspgemm's sorted C the layer's
+         * order is one pass over C's columns, whose cache footprint the next symbolic feels */
+        int64_t unsorted = 0;
+        for (int i = 0; i < A.m; i++)
+            for (int k = rp[i] + 1; k < rp[i + 1]; k++) unsorted += ci[k] <= ci[k - 1];
+        if (unsorted) fprintf(stderr, "C has %lld unsorted pairs\n", (long long)unsorted);
         spgemm_plan_destroy(plan);
         free(rp);
         free(ci);
