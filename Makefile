@@ -1,9 +1,11 @@
 # libspgemm: build, demo, tests, install.
 #   make demo     build the library and run the demo (7-point 3D Laplacian, C = A*A + reuse)
 #   make check    every test: formatting, lints, Rust tests, C/C++ ABI tests under sanitizers,
-#                 Fortran module up to date, examples built from an installed copy
+#                 the MKL layer against MKL's outputs (mkl-check), Fortran module up to date,
+#                 examples built from an installed copy
 #   make install PREFIX=DIR [DESTDIR=STAGE]   library, headers, Fortran module source,
-#                 pkg-config file and CMake package under DIR
+#                 pkg-config file and CMake package under DIR; the MKL compatibility layer
+#                 libspgemm_mkl with its headers in include/spgemm-mkl and spgemm-mkl.pc
 
 CARGO   ?= cargo
 CC      ?= cc
@@ -18,9 +20,10 @@ LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 # dist-check-run: see dist-check
 .PHONY: dist-check-run
 .PHONY: all lib demo check lint layers rust-test cuda-check c-test abi-coverage header-check symbols \
-        clean install fortran-module fortran-check examples-check deps-demo deps-check dist-check
+        clean install fortran-module fortran-check examples-check deps-demo deps-check dist-check \
+        mkl-lib mkl-check
 
-all: lib
+all: lib mkl-lib
 
 # The shared library carries the soname libspgemm.so.0; the symlink lets the loader find it.
 lib:
@@ -49,7 +52,7 @@ demo: deps-demo
 	$(BUILD)/laplace_demo
 
 check: deps-check
-	@$(MAKE) --no-print-directory lint layers rust-test cuda-check c-test fuzz-check fortran-check \
+	@$(MAKE) --no-print-directory lint layers rust-test cuda-check c-test mkl-check fuzz-check fortran-check \
 	  examples-check dist-check
 
 # Clippy in the release profile: its check artifacts sit beside the build's and are reused.
@@ -141,6 +144,73 @@ clean:
 	$(CARGO) clean
 	rm -rf $(BUILD)
 
+# ---- MKL compatibility layer (mkl/; contract: mkl/tests/README.md; docs/MKL.md) ----
+# libspgemm_mkl is C over the public ABI (mkl/src): MKL's inspector-executor names on top of
+# libspgemm. The shared library sits beside libspgemm.so with RUNPATH $ORIGIN, so the same
+# file works in target/release and once installed; the archive needs libspgemm.a after it.
+MKL_SRC    := $(wildcard mkl/src/*.c)
+MKL_OBJ    := $(patsubst mkl/src/%.c,$(BUILD)/mkl/%.o,$(MKL_SRC))
+MKL_DEPS   := $(wildcard mkl/include/*.h) mkl/src/layer.h include/spgemm.h
+MKL_CFLAGS := -std=c11 -Wall -Wextra -pedantic -Werror -Imkl/include -Iinclude
+MKL_TEST   := mkl/tests/mkl_api_test.c
+MKL_OUT    := $(BUILD)/mkl
+ANCHORS    ?= ../shared/anchors
+
+mkl-lib: lib
+	@$(MAKE) --no-print-directory $(LIBDIR)/libspgemm_mkl.so $(LIBDIR)/libspgemm_mkl.a
+
+$(MKL_OUT)/%.o: mkl/src/%.c $(MKL_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fPIC $(MKL_CFLAGS) -c $< -o $@
+
+$(LIBDIR)/libspgemm_mkl.so: $(MKL_OBJ) mkl/src/libspgemm_mkl.map $(LIBDIR)/libspgemm.so
+	$(CC) -shared -o $@ -Wl,-soname,libspgemm_mkl.so.$(SOVERSION) -Wl,--version-script=mkl/src/libspgemm_mkl.map \
+	  -Wl,--no-undefined $(MKL_OBJ) -L$(LIBDIR) -lspgemm -pthread '-Wl,-rpath,$$ORIGIN'
+	ln -sf libspgemm_mkl.so $(LIBDIR)/libspgemm_mkl.so.$(SOVERSION)
+
+$(LIBDIR)/libspgemm_mkl.a: $(MKL_OBJ)
+	rm -f $@
+	ar rcs $@ $(MKL_OBJ)
+
+# mkl_api_test.c (written only against MKL's API) built LP64 and ILP64 against the shared
+# layer, and again with the layer's sources compiled in under ASan+UBSan; every output must
+# match the golden files real MKL wrote (compare.py: structure exact, values 1e-12);
+# layer_test.c (the layer's own promises beyond MKL's, e.g. hints building analyses) under
+# ASan+UBSan, LP64 and ILP64. Then the
+# headers as strict C99/C++17, the exported symbols, and the peer drivers of $(ANCHORS)
+# (skipped where that folder is absent, as in a clean clone) built unchanged against the layer
+# and run on a small input: nnzC and checksums must equal real MKL's (mkl/tests/expected/anchors.txt).
+mkl-check: mkl-lib
+	@mkdir -p $(MKL_OUT)/san
+	@set -e; for s in $(MKL_SRC); do \
+	  $(CC) -g -O1 $(SAN) $(MKL_CFLAGS) -c $$s -o $(MKL_OUT)/san/$$(basename $$s .c).o; done
+	@set -e; for m in lp64 ilp64; do f=; [ $$m = ilp64 ] && f=-DMKL_ILP64; \
+	  $(CC) -O1 -std=c99 -Wall -Wextra -pedantic -Werror $$f -Imkl/include $(MKL_TEST) -o $(MKL_OUT)/t_$$m \
+	    -L$(LIBDIR) -lspgemm_mkl -Wl,-rpath,$(abspath $(LIBDIR)) -lm; \
+	  $(CC) -g -O1 $(SAN) -std=c99 -Wall -Wextra -pedantic -Werror $$f -Imkl/include -pthread \
+	    $(MKL_TEST) $(MKL_OUT)/san/*.o -o $(MKL_OUT)/t_$${m}_san $(LINK_SO) -lm; \
+	  echo "== $(MKL_OUT)/t_$$m"; $(MKL_OUT)/t_$$m > $(MKL_OUT)/$$m.txt; \
+	  $(PY) mkl/tests/compare.py mkl/tests/expected/$$m.txt $(MKL_OUT)/$$m.txt; \
+	  echo "== $(MKL_OUT)/t_$${m}_san (ASan+UBSan, layer compiled in)"; \
+	  $(SAN_ENV) $(MKL_OUT)/t_$${m}_san > $(MKL_OUT)/$${m}_san.txt; \
+	  $(PY) mkl/tests/compare.py mkl/tests/expected/$$m.txt $(MKL_OUT)/$${m}_san.txt; \
+	  $(CC) -g -O1 $(SAN) -std=c99 -Wall -Wextra -pedantic -Werror $$f -Imkl/include -pthread \
+	    mkl/tests/layer_test.c $(MKL_OUT)/san/*.o -o $(MKL_OUT)/layer_test_$$m $(LINK_SO) -lm; \
+	  echo "== $(MKL_OUT)/layer_test_$$m (ASan+UBSan, layer compiled in)"; $(SAN_ENV) $(MKL_OUT)/layer_test_$$m; done
+	@set -e; for f in "" -DMKL_ILP64; do for h in mkl_types.h mkl_spblas.h mkl_service.h mkl.h; do \
+	  printf '#include <%s>\n#include <%s>\nint main(void) { return 0; }\n' $$h $$h > $(MKL_OUT)/inc.c; \
+	  $(CC) $(CFLAGS_STRICT) $$f -Imkl/include -fsyntax-only $(MKL_OUT)/inc.c; \
+	  $(CXX) -std=c++17 -Wall -Wextra -pedantic -Werror $$f -Imkl/include -fsyntax-only -x c++ $(MKL_OUT)/inc.c; \
+	  done; done; echo "mkl/include: every header compiles as strict C99 and C++17, LP64 and ILP64"
+	@bad=$$(nm -D --defined-only $(LIBDIR)/libspgemm_mkl.so | awk '{print $$3}' | \
+	  grep -v -E '^(mkl_sparse_|MKL_(Get_Version|Get_Max_Threads|Set_Num_Threads|malloc|free)$$|spgemm_mkl_last_error$$)' || true); \
+	if [ -n "$$bad" ]; then echo "unexpected exported symbols:"; echo "$$bad"; exit 1; fi; \
+	n=$$(nm -D --defined-only $(LIBDIR)/libspgemm_mkl.so | grep -c ' mkl_sparse_'); \
+	if [ "$$n" != 78 ]; then echo "libspgemm_mkl.so exports $$n mkl_sparse_* functions, not 39 LP64 + 39 _64"; exit 1; fi; \
+	echo "libspgemm_mkl.so: 78 mkl_sparse_* (39 LP64 + 39 _64), 5 MKL_* service functions, spgemm_mkl_last_error"
+	@if [ -d "$(ANCHORS)/src" ]; then CC=$(CC) PY=$(PY) LIBDIR=$(abspath $(LIBDIR)) scripts/mkl_anchors.sh layer $(ANCHORS) $(MKL_OUT)/anchors; \
+	else echo "anchors skipped: $(ANCHORS)/src not found (mkl_spgemm.c and mkl_spmm.c are not vendored)"; fi
+
 # ---- Distributed SpMM over MPI (feature `mpi`; docs/DISTRIBUTED.md) ----
 # Built in its own target directory, so that the library of the other targets (built
 # without the feature) and this one never replace each other's files. Skipped, with a
@@ -215,7 +285,7 @@ endif
 
 # Real file libspgemm.so.$(VERSION); libspgemm.so.0 (the soname) and libspgemm.so (for -l)
 # are symbolic links, as distributions and HPC module trees expect.
-install: lib
+install: lib mkl-lib
 	$(INSTALL) -d $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(libdir)/cmake/spgemm $(DESTDIR)$(includedir)
 	$(INSTALL) -m 755 $(LIBDIR)/libspgemm.so $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
 	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
@@ -239,6 +309,17 @@ install: lib
 	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' \
 	    -e 's|@VERSION_MINOR@|$(VERSION_MINOR)|' -e 's|@SIZEOF_VOID_P@|8|' \
 	    cmake/spgemmConfigVersion.cmake.in > $(DESTDIR)$(libdir)/cmake/spgemm/spgemmConfigVersion.cmake
+	$(INSTALL) -d $(DESTDIR)$(includedir)/spgemm-mkl
+	$(INSTALL) -m 755 $(LIBDIR)/libspgemm_mkl.so $(DESTDIR)$(libdir)/libspgemm_mkl.so.$(VERSION)
+	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm_mkl.so.$(VERSION)
+	ln -sf libspgemm_mkl.so.$(VERSION) $(DESTDIR)$(libdir)/libspgemm_mkl.so.$(SOVERSION)
+	ln -sf libspgemm_mkl.so.$(SOVERSION) $(DESTDIR)$(libdir)/libspgemm_mkl.so
+	$(INSTALL) -m 644 $(LIBDIR)/libspgemm_mkl.a $(DESTDIR)$(libdir)/libspgemm_mkl.a
+	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm_mkl.a
+	$(INSTALL) -m 644 mkl/include/mkl.h mkl/include/mkl_types.h mkl/include/mkl_spblas.h \
+	  mkl/include/mkl_service.h $(DESTDIR)$(includedir)/spgemm-mkl/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(libdir)|' -e 's|@INCLUDEDIR@|$(includedir)|' \
+	    -e 's|@VERSION@|$(VERSION)|' pkgconfig/spgemm-mkl.pc.in > $(DESTDIR)$(libdir)/pkgconfig/spgemm-mkl.pc
 	@echo "installed libspgemm $(VERSION) under $(DESTDIR)$(PREFIX)"
 
 space := $(subst ,, )
@@ -270,6 +351,9 @@ examples-check: lib | $(BUILD)
 	test -f $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm.pc
 	test "$$(readlink $(BUILD)/destdir/opt/spgemm/lib/libspgemm.so)" = libspgemm.so.$(SOVERSION)
 	grep -q '^prefix=/opt/spgemm$$' $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm.pc
+	grep -q '^prefix=/opt/spgemm$$' $(BUILD)/destdir/opt/spgemm/lib/pkgconfig/spgemm-mkl.pc
+	test "$$(readlink $(BUILD)/destdir/opt/spgemm/lib/libspgemm_mkl.so)" = libspgemm_mkl.so.$(SOVERSION)
+	test -f $(BUILD)/destdir/opt/spgemm/include/spgemm-mkl/mkl_spblas.h
 	FC=$(FC) CC=$(CC) CXX=$(CXX) scripts/check_downstream.sh $(abspath $(BUILD))/prefix $(abspath $(BUILD))/downstream
 
 # ---- Fuzzing the C ABI (fuzz/README.md) and valgrind (docs/ROBUSTNESS.md) ----

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every example against an installed libspgemm, the way a downstream
-# project would: once with pkg-config and once with CMake (find_package(spgemm)). C
+# project would: once with pkg-config and once with CMake (find_package(spgemm)); the MKL
+# program mkl_drop_in.c with spgemm-mkl.pc and spgemm::mkl (also ILP64 and static). C
 # examples also run under AddressSanitizer + UBSan. Any wrong answer (non-zero exit)
 # fails the script.
 #
@@ -21,6 +22,7 @@ run_examples() {  # dir with the executables; an optional launcher environment
   "$bin/tpetra_petsc" 30 3
   "$bin/laplace_demo" 12 2
   "$bin/cpp_quickstart"
+  "$bin/mkl_drop_in" 30
 }
 run_fortran() {
   local bin=$1
@@ -40,6 +42,21 @@ for ex in quickstart mkl_migration tpetra_petsc laplace_demo; do
   $CC $san -std=c99 -Wall -Wextra -pedantic -Werror $cflags "$src/examples-c/$ex.c" $libs -lm -o "$pc/asan/$ex"
 done
 $CXX -O2 -std=c++17 -Wall -Wextra -Wpedantic -Werror $cflags "$src/examples-c/cpp_quickstart.cpp" $libs -o "$pc/cpp_quickstart"
+# A program written for MKL: MKL's flags replaced by spgemm-mkl's, nothing else changed.
+mkl_cflags=$(pkg-config --cflags spgemm-mkl)
+mkl_libs="$(pkg-config --libs spgemm-mkl) -Wl,-rpath,$(pkg-config --variable=libdir spgemm-mkl)"
+$CC -O2 -std=c99 -Wall -Wextra -pedantic -Werror $mkl_cflags "$src/examples-c/mkl_drop_in.c" $mkl_libs -lm -o "$pc/mkl_drop_in"
+$CC $san -std=c99 -Wall -Wextra -pedantic -Werror $mkl_cflags "$src/examples-c/mkl_drop_in.c" $mkl_libs -lm -o "$pc/asan/mkl_drop_in"
+$CC -O2 -std=c99 -Wall -Wextra -pedantic -Werror -DMKL_ILP64 $mkl_cflags "$src/examples-c/mkl_drop_in.c" $mkl_libs -lm \
+  -o "$pc/mkl_drop_in_ilp64"
+# Statically: libspgemm_mkl.a, libspgemm.a, then the system libraries.
+mkl_libdir=$(pkg-config --variable=libdir spgemm-mkl)
+$CC -O2 -std=c99 -Wall -Wextra -pedantic -Werror $mkl_cflags "$src/examples-c/mkl_drop_in.c" \
+  "$mkl_libdir/libspgemm_mkl.a" "$mkl_libdir/libspgemm.a" $(pkg-config --libs-only-l --static spgemm | sed 's/-lspgemm//') \
+  -lpthread -lm -o "$pc/mkl_drop_in_static"
+if ldd "$pc/mkl_drop_in_static" | grep -q libspgemm; then
+  echo "mkl_drop_in_static is linked against a shared libspgemm"; exit 1
+fi
 $CXX $san -std=c++17 -Wall -Wextra -Wpedantic -Werror $cflags "$src/examples-c/cpp_quickstart.cpp" $libs -o "$pc/asan/cpp_quickstart"
 # Static linking: libspgemm.a plus the system libraries of Libs.private.
 $CC -O2 -std=c99 -Wall -Wextra -pedantic -Werror $cflags "$src/examples-c/quickstart.c" \
@@ -57,6 +74,8 @@ $FC $fflags -J"$pc/fortran" -I"$pc/fortran" -I"$src/examples-fortran" "$src/exam
 
 run_examples "$pc"
 "$pc/quickstart_static"
+"$pc/mkl_drop_in_ilp64" 30
+"$pc/mkl_drop_in_static" 30
 run_fortran "$pc"
 echo "== C and C++ examples under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1 run_examples "$pc/asan"
@@ -73,5 +92,6 @@ cmake -S "$src/examples-fortran" -B "$cm/fortran" -DCMAKE_PREFIX_PATH="$prefix" 
 cmake --build "$cm/fortran" -j 2 >/dev/null
 run_examples "$cm/c"
 "$cm/c/quickstart_static"
+"$cm/c/mkl_drop_in_static" 30
 run_fortran "$cm/fortran"
 echo "== every example passed (pkg-config, CMake, ASan)"

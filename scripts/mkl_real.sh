@@ -3,7 +3,9 @@
 # .venv-mkl, installed when missing) and compares its output with the golden files
 # mkl/tests/expected/{lp64,ilp64}.txt; with --regen it rewrites them first. Also checks the
 # layer's headers (mkl/include) against MKL's: enum values, layouts and signatures, strict
-# C99/C++17 compiles, and that the peer drivers in ../shared/anchors compile against them.
+# C99/C++17 compiles, and that the peer drivers in ../shared/anchors compile against them; runs
+# those drivers with real MKL and compares nnzC/checksums with mkl/tests/expected/anchors.txt
+# (scripts/mkl_anchors.sh; --regen rewrites it too).
 #
 #   scripts/mkl_real.sh            check (exit 1 on any difference)
 #   scripts/mkl_real.sh --regen    regenerate the golden files from real MKL, then check
@@ -145,6 +147,13 @@ if [ -d "$ANCHORS/src" ]; then
       bad "anchors/$s against the layer's headers"
     fi
   done
+  # ... and real MKL's nnzC/checksums on a small input, which `make mkl-check` expects of the layer
+  if CC=$CC PY=$PY MKL_VENV=$VENV scripts/mkl_anchors.sh mkl "$ANCHORS" "$OUT/anchors" \
+       $([ "$REGEN" = 1 ] && echo --regen) > "$OUT/anchors.log" 2>&1; then
+    ok "anchors with real MKL: $(tail -1 "$OUT/anchors.log")"
+  else
+    bad "anchors with real MKL"; tail -5 "$OUT/anchors.log"
+  fi
 else
   echo "skip anchors: $ANCHORS/src not found"
 fi
