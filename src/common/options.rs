@@ -87,6 +87,9 @@ pub struct Options {
     /// Hybrid CPU+GPU products (`crate::hybrid`): rows split between the CPU and the GPU
     /// when a GPU is usable (default false).
     pub hybrid: bool,
+    /// Bound in bytes on the extra memory of a call, checked against its estimate before
+    /// anything is allocated (0 = no limit; `spgemm_set_memory_limit`).
+    pub memory_limit: usize,
 }
 
 impl Default for Options {
@@ -97,6 +100,7 @@ impl Default for Options {
             validate: true,
             backend: Backend::Auto,
             hybrid: false,
+            memory_limit: 0,
         }
     }
 }
