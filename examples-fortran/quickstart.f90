@@ -26,10 +26,11 @@ program quickstart
   integer :: round
 
   call check(spgemm_create(h), 'spgemm_create')
-  ! The descriptor points at the Fortran arrays (c_loc): no copy is made.
-  call check(spgemm_matrix_create_csr(a, int(n, c_int64_t), int(n, c_int64_t), &
-      SPGEMM_INDEX_INT32, c_loc(a_rowptr), SPGEMM_INDEX_INT32, c_loc(a_cols), &
-      SPGEMM_VALUE_FLOAT64, c_loc(a_vals), SPGEMM_INDEX_BASE_ONE), 'spgemm_matrix_create_csr')
+  ! The descriptor points at the Fortran arrays: no copy is made. The array helper passes
+  ! their kinds and sizes (nrows = size(a_rowptr) - 1, nnz = size(a_cols)); the library
+  ! checks that the last row offset agrees.
+  call check(spgemm_matrix_create_csr_arrays(a, int(n, c_int64_t), a_rowptr, a_cols, a_vals, &
+      SPGEMM_INDEX_BASE_ONE), 'spgemm_matrix_create_csr_arrays')
 
   ! Symbolic phase: C's 1-based row offsets and nnz(C).
   call check(spgemm_symbolic(h, a, a, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, &
@@ -38,8 +39,10 @@ program quickstart
   allocate(c_cols(nnz), c_vals(nnz))
 
   do round = 1, 2
-    ! Numeric phase; the second round reuses the plan after A's values changed.
-    call check(spgemm_numeric(h, plan, a, a, c_loc(c_cols), c_loc(c_vals)), 'spgemm_numeric')
+    ! Numeric phase; the second round reuses the plan after A's values changed. The array
+    ! helper passes each array's kind and size, checked against the plan before writing.
+    call check(spgemm_numeric_arrays(h, plan, a, a, c_rowptr, c_cols, c_vals), &
+        'spgemm_numeric_arrays')
     call verify(round)
     a_vals = 1.5d0 * a_vals
   end do

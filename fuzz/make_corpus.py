@@ -176,6 +176,20 @@ seed("issue27-c", options(0, 1, "auto", 1),
      problem(explicit([[(1, 0), (0, 0)]]), explicit([[(0, 0), (0, 0)], [(0, 0), (0, 0), (1, 0)]]), shape=tiny(1, 2, 3)),
      op(OP_SYMBOLIC, 0), op(OP_NUMERIC, 0))
 
+# memory limit (issue 27): each product call once under a 1-byte limit first (symbolic bit 5,
+# numeric bit 7, multiply bit 4, analysis bit 5), then as usual; valid and corrupt inputs
+for val, alg in ((1, "auto"), (0, "kkdense"), (1, "kklp"), (0, "kkmem")):
+    seed(f"memory-limit-{alg}-val{val}", options(val, 1, alg, 2),
+         problem(seeded(71 + val, 3), seeded(73, 3), shape=small(12, 10, 14)),
+         op(OP_SYMBOLIC, 1 << 5), op(OP_NUMERIC, 1 << 7), op(OP_NUMERIC, 1 | 1 << 7), op(OP_NUMERIC, 1 | 1 << 7),
+         op(OP_STRUCT_NUMERIC, 1 << 7), op(OP_MULTIPLY, 1 << 4), op(OP_ANALYSIS, 0b010 | 1 << 5),
+         op(OP_CORRUPT, (CORR["idx+1"] << 1) | 1, 2, 3), op(OP_NUMERIC, 1 | 1 << 7), op(OP_SYMBOLIC, 1 << 5),
+         op(OP_REPAIR), op(OP_SYMBOLIC, 0), op(OP_NUMERIC, 0))
+# spgemm_numeric_sized (bits 5-6 of numeric's byte): exact capacities, one column too few
+seed("numeric-sized", options(1, 1, "auto", 1), problem(seeded(81, 3), seeded(82, 3), shape=small(12, 12, 12)),
+     op(OP_SYMBOLIC, 0), op(OP_NUMERIC, 1 << 5), op(OP_NUMERIC, 1 | 3 << 5), op(OP_NUMERIC, 1 | 2 << 5),
+     op(OP_STRUCT_NUMERIC, 1 << 5), op(OP_STRUCT_NUMERIC, 1 | 3 << 5), op(OP_NUMERIC, 1 | 1 << 5))
+
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")

@@ -774,6 +774,51 @@ static int check_status(st_t *s, const char *what, spgemm_status_t st, int exp) 
 static int stop_now(spgemm_status_t st) { return g_stop_after_internal && st == SPGEMM_STATUS_INTERNAL; }
 
 /*
+ * A call made once under a memory limit of 1 byte before the real one (spgemm_set_memory_limit):
+ * it must fail, with ALLOC_FAILED naming the estimate where the inputs are valid (an input check
+ * may come first otherwise), and leave the handle as it was, which the real call after it checks.
+ */
+static void limit_on(st_t *s) {
+    spgemm_status_t st;
+    size_t got = 0;
+    LIB(st, spgemm_set_memory_limit(s->h, 1));
+    if (st) fail("spgemm_set_memory_limit: %d", (int)st);
+    LIB(st, spgemm_get_memory_limit(s->h, &got));
+    if (st || got != 1) fail("spgemm_get_memory_limit: %d, %zu", (int)st, got);
+    tr("spgemm_set_memory_limit(h, 1)");
+}
+
+static void limit_off(st_t *s, const char *what, spgemm_status_t st, int exp) {
+    spgemm_status_t st2;
+    const char *msg;
+    tr("  -> %d (%s) under the 1-byte limit", (int)st, spgemm_status_string(st));
+    if (st == SPGEMM_STATUS_SUCCESS) fail("%s: success under a 1-byte memory limit", what);
+    if (st == SPGEMM_STATUS_INTERNAL && exp != EXP_ANY) fail("%s: INTERNAL under a 1-byte memory limit", what);
+    if (exp == EXP_OK && st != SPGEMM_STATUS_ALLOC_FAILED)
+        fail("%s: status %d on valid inputs under a 1-byte memory limit", what, (int)st);
+    if (st == SPGEMM_STATUS_ALLOC_FAILED) {
+        cap_begin("spgemm_last_error");
+        msg = spgemm_last_error(s->h);
+        cap_end();
+        if (!strstr(msg, "estimated") || !strstr(msg, "spgemm_set_memory_limit"))
+            fail("%s: ALLOC_FAILED under the limit without the estimate: %s", what, msg);
+    }
+    LIB(st2, spgemm_set_memory_limit(s->h, 0));
+    if (st2) fail("spgemm_set_memory_limit(0): %d", (int)st2);
+    tr("spgemm_set_memory_limit(h, 0)");
+}
+
+/* A checksum of a buffer, to see that a rejected call wrote nothing (not in malloc mode,
+   whose fresh arrays are uninitialised on purpose). */
+static uint64_t buf_sum(const buf_t *b) {
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+    if (g_use_malloc || b->p == NULL) return 0;
+    for (i = 0; i < b->bytes; i++) h = (h ^ ((const unsigned char *)b->p)[i]) * 1099511628211ull;
+    return h;
+}
+
+/*
  * Compares C (m + 1 row offsets rp, column indices ci, values v or NULL) in the given types
  * and base with the reference: offsets exactly, each row's columns as a set (in order when
  * sorted), no repeated column, values NaN-aware within tolerance.
@@ -909,6 +954,7 @@ static void plan_queries(st_t *s, const ref_t *ref) {
 static void op_symbolic(st_t *s) {
     unsigned b = rd8(&s->rd);
     int cot = (int)((b & 3) % 3), cit = (int)((b >> 2) & 1), cbase = (int)((b >> 3) & 1), pass_rp = !((b >> 4) & 1);
+    int limited = (b >> 5) & 1;
     inputs_t in;
     int exp;
     spgemm_status_t st;
@@ -920,6 +966,13 @@ static void op_symbolic(st_t *s) {
     exp = product_expectation(s, &in, cit, cbase);
     buf_get(&s->crp, S_CRP, ((size_t)s->A.m + 1) * isz(cot));
     memset(s->crp.p, 0xA5, s->crp.bytes);
+    if (limited) {
+        spgemm_plan_t *p = NULL;
+        limit_on(s);
+        LIB(st, spgemm_symbolic(s->h, s->A.d, s->B.d, cot, cit, cbase, NULL, &p));
+        if (p) LIB(st, spgemm_plan_destroy(p));
+        limit_off(s, "spgemm_symbolic", st, exp == EXP_OK_OR_OVERFLOW ? EXP_FAIL_OR_OK : exp);
+    }
     tr("spgemm_symbolic(h, A, B, c_offset %s, c_index %s, c_base %d, %s, &plan)  [validation %d, %s, sorted %d, %d threads; expect %s]",
        tname(cot), tname(cit), cbase, pass_rp ? "c_row_offsets" : "NULL", s->o.validation, ALGN[s->o.alg], s->o.sorted,
        s->o.threads, EXPN[exp]);
@@ -971,6 +1024,11 @@ static void op_symbolic(st_t *s) {
 static void op_numeric(st_t *s, int structure_only) {
     unsigned b = rd8(&s->rd);
     int same_arrays = b & 1, scribble = (b >> 1) & 1, null_vals = ((b >> 2) & 7) == 7;
+    /* bits 5-6: spgemm_numeric_sized with exact capacities (1, 2) or one column too few (3);
+       bit 7: the call once under a 1-byte memory limit first */
+    int sized = (b >> 5) & 3, limited = (b >> 7) & 1;
+    int64_t ncap = s->plan_nnz;
+    uint64_t sum_c = 0, sum_v = 0;
     inputs_t in;
     int exp;
     spgemm_status_t st;
@@ -1009,9 +1067,39 @@ static void op_numeric(st_t *s, int structure_only) {
         st_idx(s->cci[s->cset].p, s->plan_cit, p, ld_idx(s->cci[s->cset].p, s->plan_cit, p) + 1);
         tr("caller: C column_indices[%lld] += 1", (long long)p);
     }
-    tr("%s(h, plan, A, B, %s C arrays%s)  [validation %d; expect %s]", what, same_arrays ? "the same" : "fresh",
-       null_vals && !structure_only ? ", c_values NULL" : "", s->o.validation, EXPN[exp]);
-    if (structure_only) {
+    if (null_vals && !structure_only) sized = 0; /* sized with c_values NULL is structure-only */
+    if (sized == 3) {
+        if (ncap > 0) {
+            ncap--;
+            exp = EXP_FAIL;
+        } else {
+            sized = 1;
+        }
+    }
+    if (limited || sized == 3) {
+        sum_c = buf_sum(&s->cci[s->cset]);
+        sum_v = buf_sum(&s->cv[s->cset]);
+    }
+    if (limited) {
+        limit_on(s);
+        if (structure_only)
+            LIB(st, spgemm_numeric_structure(s->h, s->plan, s->A.d, s->B.d, s->cci[s->cset].p));
+        else
+            LIB(st, spgemm_numeric(s->h, s->plan, s->A.d, s->B.d, s->cci[s->cset].p, null_vals ? NULL : s->cv[s->cset].p));
+        limit_off(s, what, st, exp);
+        if (buf_sum(&s->cci[s->cset]) != sum_c || buf_sum(&s->cv[s->cset]) != sum_v)
+            fail("%s under a 1-byte memory limit wrote C's arrays", what);
+    }
+    tr("%s%s(h, plan, A, B, %s C arrays%s%s)  [validation %d; expect %s]", what, sized ? " as spgemm_numeric_sized" : "",
+       same_arrays ? "the same" : "fresh", null_vals && !structure_only ? ", c_values NULL" : "",
+       sized == 3 ? ", one column too few" : "", s->o.validation, EXPN[exp]);
+    if (sized) {
+        LIB(st, spgemm_numeric_sized(s->h, s->plan, s->A.d, s->B.d, s->plan_cot, NULL, 0, s->plan_cit,
+                                     s->cci[s->cset].p, ncap, s->plan_vt, structure_only ? NULL : s->cv[s->cset].p,
+                                     structure_only ? 0 : ncap));
+        if (sized == 3 && (buf_sum(&s->cci[s->cset]) != sum_c || buf_sum(&s->cv[s->cset]) != sum_v))
+            fail("spgemm_numeric_sized wrote C's arrays though they are one entry short");
+    } else if (structure_only) {
         LIB(st, spgemm_numeric_structure(s->h, s->plan, s->A.d, s->B.d, s->cci[s->cset].p));
     } else {
         LIB(st, spgemm_numeric(s->h, s->plan, s->A.d, s->B.d, s->cci[s->cset].p, null_vals ? NULL : s->cv[s->cset].p));
@@ -1048,6 +1136,13 @@ static void op_multiply(st_t *s) {
     if (dense_too_big(s, s->B.n)) return;
     inputs_read(s, &in);
     exp = product_expectation(s, &in, cit, cbase);
+    if ((b >> 4) & 1) {
+        limit_on(s);
+        LIB(st, spgemm_multiply(s->h, s->A.d, s->B.d, cot, cit, cbase, &C));
+        if (C) LIB(st, spgemm_matrix_destroy(C));
+        C = NULL;
+        limit_off(s, "spgemm_multiply", st, exp == EXP_OK_OR_OVERFLOW ? EXP_FAIL_OR_OK : exp);
+    }
     tr("spgemm_multiply(h, A, B, %s, %s, base %d, &C)  [validation %d, %s, sorted %d, %d threads; expect %s]", tname(cot),
        tname(cit), cbase, s->o.validation, ALGN[s->o.alg], s->o.sorted, s->o.threads, EXPN[exp]);
     LIB(st, spgemm_multiply(s->h, s->A.d, s->B.d, cot, cit, cbase, &C));
@@ -1320,6 +1415,13 @@ static void op_analysis(st_t *s) {
     valid = tmat_decode(t, &a, &o1);
     /* the analysis validates A fully whatever the validation option says */
     exp = !t->dv ? (valid ? EXP_FAIL_OR_OK : EXP_FAIL) : valid ? EXP_OK : EXP_FAIL;
+    if ((b >> 5) & 1) {
+        spgemm_spmm_analysis_t *an = NULL;
+        limit_on(s);
+        LIB(st, spgemm_spmm_analysis_create(s->h, op, t->d, layout, (int64_t)((b >> 3) % 4), &an));
+        if (an) LIB(st, spgemm_spmm_analysis_destroy(an));
+        limit_off(s, "spgemm_spmm_analysis_create", st, exp);
+    }
     tr("spgemm_spmm_analysis_create(h, %s, %s, %s, k_hint %u, &an)  [expect %s]", op ? "TRANSPOSE" : "NON_TRANSPOSE",
        t->name, layout ? "COL_MAJOR" : "ROW_MAJOR", (b >> 3) % 4, EXPN[exp]);
     LIB(st, spgemm_spmm_analysis_create(s->h, op, t->d, layout, (int64_t)((b >> 3) % 4), &s->an));

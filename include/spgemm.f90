@@ -18,11 +18,19 @@
 ! - Sizes (int64_t in C) are integer(c_int64_t) by value: write 10_c_int64_t or
 !   int(n, c_int64_t).
 ! - spgemm_error_message(handle) returns the last error text as a Fortran string.
+! - spgemm_matrix_create_csr_arrays(matrix, ncols, row_offsets, col_indices, values,
+!   base) and spgemm_numeric_arrays(handle, plan, a, b, c_row_offsets, c_col_indices,
+!   c_values) take whole contiguous TARGET arrays (integer(c_int32_t) or
+!   integer(c_int64_t) indices, real or complex values of either kind) and pass their
+!   kinds and sizes to spgemm_matrix_create_csr_nnz and spgemm_numeric_sized: nrows is
+!   size(row_offsets) - 1, and a kind or length that disagrees with the matrix or plan
+!   is an error status with a message, never a write past an array.
 ! Compile this file with your code (module files are compiler-specific), e.g.
 !   gfortran -c spgemm.f90
 module spgemm
-  use, intrinsic :: iso_c_binding, only: c_associated, c_char, c_double, c_f_pointer, c_int, &
-      c_int32_t, c_int64_t, c_null_char, c_ptr, c_size_t
+  use, intrinsic :: iso_c_binding, only: c_associated, c_char, c_double, c_double_complex, &
+      c_f_pointer, c_float, c_float_complex, c_int, c_int32_t, c_int64_t, c_loc, c_null_char, &
+      c_ptr, c_size_t
   implicit none
   private
   public :: SPGEMM_VERSION_MAJOR
@@ -102,6 +110,8 @@ module spgemm
   public :: spgemm_get_validation
   public :: spgemm_set_output_cache
   public :: spgemm_get_output_cache
+  public :: spgemm_set_memory_limit
+  public :: spgemm_get_memory_limit
   public :: spgemm_last_error
   public :: spgemm_set_hybrid
   public :: spgemm_get_hybrid
@@ -109,6 +119,7 @@ module spgemm
   public :: spgemm_get_reproducible
   public :: spgemm_set_kernel_cache_dir
   public :: spgemm_matrix_create_csr
+  public :: spgemm_matrix_create_csr_nnz
   public :: spgemm_matrix_create_csr_device
   public :: spgemm_matrix_get_memory
   public :: spgemm_matrix_destroy
@@ -123,6 +134,7 @@ module spgemm
   public :: spgemm_plan_destroy
   public :: spgemm_numeric
   public :: spgemm_numeric_structure
+  public :: spgemm_numeric_sized
   public :: spgemm_multiply
   public :: spgemm_multiply_op
   public :: spgemm_numeric_device
@@ -139,6 +151,8 @@ module spgemm
   public :: spgemm_topology_info
   public :: spgemm_c_string
   public :: spgemm_error_message
+  public :: spgemm_matrix_create_csr_arrays
+  public :: spgemm_numeric_arrays
 
   ! Library version as "MAJOR.MINOR.PATCH".
   integer(c_int32_t), parameter :: SPGEMM_VERSION_MAJOR = 0_c_int32_t
@@ -732,6 +746,39 @@ module spgemm
       integer(c_int32_t) :: status
     end function spgemm_get_output_cache
 
+    ! Bounds the extra memory each later call on the handle may allocate, in bytes (0, the
+    ! default: no bound). Before allocating, the symbolic phase, the numeric phase, the one-call
+    ! products (C's arrays included), and `spgemm_spmm_analysis_create` estimate an upper bound
+    ! of their peak host memory (workspace per thread times threads, C's row offsets, flop
+    ! counts, compressed B, transposes, C's arrays the library allocates) and return
+    ! `SPGEMM_STATUS_ALLOC_FAILED` when it exceeds the bound, with the estimate, its parts and
+    ! the bound in `spgemm_last_error`; nothing is allocated then and the handle stays usable.
+    ! The caller's arrays and matrices, and GPU memory, are not counted.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`. Calls on one handle are serialised.
+    !
+    ! # Safety
+    ! `handle` is NULL or a live handle.
+    function spgemm_set_memory_limit(handle, max_bytes) &
+        bind(C, name="spgemm_set_memory_limit") result(status)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: handle
+      integer(c_size_t), value :: max_bytes
+      integer(c_int32_t) :: status
+    end function spgemm_set_memory_limit
+
+    ! Reads the memory bound (`spgemm_set_memory_limit`; 0 = none) into `*max_bytes`.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`.
+    !
+    ! # Safety
+    ! `handle` is NULL or live; `max_bytes` is NULL or writable.
+    function spgemm_get_memory_limit(handle, max_bytes) &
+        bind(C, name="spgemm_get_memory_limit") result(status)
+      import :: c_int32_t, c_ptr, c_size_t
+      type(c_ptr), value :: handle
+      integer(c_size_t), intent(out) :: max_bytes
+      integer(c_int32_t) :: status
+    end function spgemm_get_memory_limit
+
     ! The message of the most recent call on `handle` if that call failed (it names the
     ! offending argument and index), or, when `handle` is NULL, of the calling thread's most
     ! recent call of any function that returns a status. Empty when that call succeeded.
@@ -839,8 +886,10 @@ module spgemm
     ! as their real parts), or NULL for a pattern-only matrix (structure-only products).
     ! - `base`: `SPGEMM_INDEX_BASE_ZERO` or `SPGEMM_INDEX_BASE_ONE` (Fortran).
     !
-    ! Contents are checked when the matrix is used (see `spgemm_set_validation`). On success
-    ! `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`.
+    ! Contents are checked when the matrix is used (see `spgemm_set_validation`); callers who
+    ! know the length of their arrays should prefer `spgemm_matrix_create_csr_nnz`, which
+    ! checks the last row offset against it. On success `*matrix` owns the descriptor;
+    ! release it with `spgemm_matrix_destroy`.
     ! Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix, or row_offsets), `SPGEMM_STATUS_INVALID_VALUE`
     ! (negative size, unknown type or base code, misaligned array), `SPGEMM_STATUS_INDEX_OVERFLOW`.
     ! Thread-safe.
@@ -863,6 +912,37 @@ module spgemm
       integer(c_int32_t), value :: base
       integer(c_int32_t) :: status
     end function spgemm_matrix_create_csr
+
+    ! Creates a CSR descriptor over caller arrays whose length the caller knows, as
+    ! cuSPARSE's `cusparseCreateCsr` takes it: arguments as `spgemm_matrix_create_csr` plus
+    ! `nnz`, the number of entries of `col_indices` and `values`. The last row offset is read
+    ! here: `row_offsets[nrows] - base` must equal `nnz`, else `SPGEMM_STATUS_INVALID_VALUE`
+    ! (offsets claiming more entries than the arrays hold are caught before any call reads
+    ! past them). Every later use checks it again (the caller may have changed the offsets).
+    ! Errors: those of `spgemm_matrix_create_csr`; `SPGEMM_STATUS_INVALID_VALUE` (nnz
+    ! negative or not `row_offsets[nrows] - base`), `SPGEMM_STATUS_NULL_POINTER`
+    ! (`col_indices` NULL while nnz > 0). Thread-safe.
+    !
+    ! # Safety
+    ! `matrix` is NULL or writable; `row_offsets` holds `nrows + 1` readable entries,
+    ! `col_indices` and `values` (NULL: pattern-only) `nnz` each.
+    function spgemm_matrix_create_csr_nnz(matrix, nrows, ncols, nnz, offset_type, row_offsets, &
+        index_type, col_indices, value_type, values, base) &
+        bind(C, name="spgemm_matrix_create_csr_nnz") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), intent(out) :: matrix
+      integer(c_int64_t), value :: nrows
+      integer(c_int64_t), value :: ncols
+      integer(c_int64_t), value :: nnz
+      integer(c_int32_t), value :: offset_type
+      type(c_ptr), value :: row_offsets
+      integer(c_int32_t), value :: index_type
+      type(c_ptr), value :: col_indices
+      integer(c_int32_t), value :: value_type
+      type(c_ptr), value :: values
+      integer(c_int32_t), value :: base
+      integer(c_int32_t) :: status
+    end function spgemm_matrix_create_csr_nnz
 
     ! Creates a CSR descriptor over arrays in GPU memory (device 0, allocated in its primary
     ! context, as `cudaMalloc` of the CUDA runtime does), so codes whose matrices already
@@ -1004,7 +1084,8 @@ module spgemm
     ! `SPGEMM_STATUS_DIMENSION_MISMATCH`, `SPGEMM_STATUS_TYPE_MISMATCH` (A and B types differ),
     ! `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad input, found
     ! by validation), `SPGEMM_STATUS_INDEX_OVERFLOW` (nnz(C) or k does not fit C's types;
-    ! nothing is written then), `SPGEMM_STATUS_ALLOC_FAILED`.
+    ! nothing is written then), `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate exceeds
+    ! `spgemm_set_memory_limit`; nothing is written then).
     ! Calls on one handle are serialised; different handles run concurrently.
     !
     ! # Safety
@@ -1156,7 +1237,9 @@ module spgemm
     ! Errors: `SPGEMM_STATUS_NULL_POINTER` (including arrays NULL while nnz(C) > 0),
     ! `SPGEMM_STATUS_INVALID_VALUE` (A or B without values), `SPGEMM_STATUS_TYPE_MISMATCH`
     ! (types differ from the plan's), `SPGEMM_STATUS_PLAN_MISMATCH` (shape differs, or, with
-    ! validation on, structure differs), `SPGEMM_STATUS_ALLOC_FAILED`.
+    ! validation on, structure differs), `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate
+    ! exceeds `spgemm_set_memory_limit`; nothing is written then). `spgemm_numeric_sized`
+    ! takes the types and lengths of C's arrays and checks them first.
     ! Calls on one handle are serialised; a plan must not be used by two calls at once (they
     ! are serialised too).
     !
@@ -1190,6 +1273,46 @@ module spgemm
       type(c_ptr), value :: c_col_indices
       integer(c_int32_t) :: status
     end function spgemm_numeric_structure
+
+    ! Numeric phase for callers that know their arrays' types and lengths (the C++ and
+    ! Fortran layers use it): as `spgemm_numeric`, and, first, every array given is checked
+    ! against the plan before anything is written: its type code (`c_offset_type`,
+    ! `c_index_type`, `c_value_type`; else `SPGEMM_STATUS_TYPE_MISMATCH`) and its length in
+    ! entries (`c_row_offsets_len` at least m + 1, `c_col_capacity` and `c_values_capacity`
+    ! at least nnz(C); else `SPGEMM_STATUS_INVALID_VALUE`, negative lengths too). Longer
+    ! arrays are fine: only their first entries are written.
+    !
+    ! - `c_row_offsets`: NULL, or C's m + 1 row offsets are written there (as
+    ! `spgemm_plan_row_offsets` does) after the numeric phase succeeded.
+    ! - `c_col_indices`: C's nnz(C) column indices (NULL only when nnz(C) = 0).
+    ! - `c_values`: C's values, or NULL for the structure-only numeric phase
+    ! (`spgemm_numeric_structure`: A and B may then be pattern-only).
+    !
+    ! Errors: those of `spgemm_numeric` and above. Calls on one handle are serialised.
+    !
+    ! # Safety
+    ! Pointers are NULL or live; each C array has at least the given number of writable
+    ! entries of the given type.
+    function spgemm_numeric_sized(handle, plan, a, b, c_offset_type, c_row_offsets, &
+        c_row_offsets_len, c_index_type, c_col_indices, c_col_capacity, c_value_type, c_values, &
+        c_values_capacity) &
+        bind(C, name="spgemm_numeric_sized") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      integer(c_int32_t), value :: c_offset_type
+      type(c_ptr), value :: c_row_offsets
+      integer(c_int64_t), value :: c_row_offsets_len
+      integer(c_int32_t), value :: c_index_type
+      type(c_ptr), value :: c_col_indices
+      integer(c_int64_t), value :: c_col_capacity
+      integer(c_int32_t), value :: c_value_type
+      type(c_ptr), value :: c_values
+      integer(c_int64_t), value :: c_values_capacity
+      integer(c_int32_t) :: status
+    end function spgemm_numeric_sized
 
     ! One-call product C = A*B for callers that multiply once: symbolic and numeric phases
     ! into arrays owned by the library. `*c` receives a new matrix (read it with
@@ -1444,7 +1567,8 @@ module spgemm
     ! with any handle and from several threads at once.
     ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, analysis), `SPGEMM_STATUS_INVALID_VALUE`
     ! (op or layout code, negative k_hint), `SPGEMM_STATUS_INVALID_STRUCTURE`,
-    ! `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED`.
+    ! `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate
+    ! exceeds `spgemm_set_memory_limit`).
     ! Calls on one handle are serialised.
     !
     ! # Safety
@@ -1568,6 +1692,43 @@ module spgemm
     end function spgemm_topology_info
   end interface
 
+  interface spgemm_matrix_create_csr_arrays
+    module procedure spgemm_csr_i4_i4_r4
+    module procedure spgemm_csr_i4_i4_r8
+    module procedure spgemm_csr_i4_i4_c4
+    module procedure spgemm_csr_i4_i4_c8
+    module procedure spgemm_csr_i4_i8_r4
+    module procedure spgemm_csr_i4_i8_r8
+    module procedure spgemm_csr_i4_i8_c4
+    module procedure spgemm_csr_i4_i8_c8
+    module procedure spgemm_csr_i8_i4_r4
+    module procedure spgemm_csr_i8_i4_r8
+    module procedure spgemm_csr_i8_i4_c4
+    module procedure spgemm_csr_i8_i4_c8
+    module procedure spgemm_csr_i8_i8_r4
+    module procedure spgemm_csr_i8_i8_r8
+    module procedure spgemm_csr_i8_i8_c4
+    module procedure spgemm_csr_i8_i8_c8
+  end interface spgemm_matrix_create_csr_arrays
+  interface spgemm_numeric_arrays
+    module procedure spgemm_numeric_i4_i4_r4
+    module procedure spgemm_numeric_i4_i4_r8
+    module procedure spgemm_numeric_i4_i4_c4
+    module procedure spgemm_numeric_i4_i4_c8
+    module procedure spgemm_numeric_i4_i8_r4
+    module procedure spgemm_numeric_i4_i8_r8
+    module procedure spgemm_numeric_i4_i8_c4
+    module procedure spgemm_numeric_i4_i8_c8
+    module procedure spgemm_numeric_i8_i4_r4
+    module procedure spgemm_numeric_i8_i4_r8
+    module procedure spgemm_numeric_i8_i4_c4
+    module procedure spgemm_numeric_i8_i4_c8
+    module procedure spgemm_numeric_i8_i8_r4
+    module procedure spgemm_numeric_i8_i8_r8
+    module procedure spgemm_numeric_i8_i8_c4
+    module procedure spgemm_numeric_i8_i8_c8
+  end interface spgemm_numeric_arrays
+
 contains
 
   ! Copies a NUL-terminated C string (such as spgemm_status_string's result) into a
@@ -1599,5 +1760,453 @@ contains
     character(len=:), allocatable :: s
     s = spgemm_c_string(spgemm_last_error(handle))
   end function spgemm_error_message
+
+  function spgemm_csr_i4_i4_r4(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int32_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(in) :: col_indices(:)
+    real(c_float), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT32, c_loc(row_offsets), SPGEMM_INDEX_INT32, c_loc(col_indices), &
+        SPGEMM_VALUE_FLOAT32, c_loc(values), base)
+  end function spgemm_csr_i4_i4_r4
+
+  function spgemm_numeric_i4_i4_r4(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    real(c_float), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT32, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT32, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_FLOAT32, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i4_i4_r4
+
+  function spgemm_csr_i4_i4_r8(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int32_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(in) :: col_indices(:)
+    real(c_double), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT32, c_loc(row_offsets), SPGEMM_INDEX_INT32, c_loc(col_indices), &
+        SPGEMM_VALUE_FLOAT64, c_loc(values), base)
+  end function spgemm_csr_i4_i4_r8
+
+  function spgemm_numeric_i4_i4_r8(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    real(c_double), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT32, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT32, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_FLOAT64, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i4_i4_r8
+
+  function spgemm_csr_i4_i4_c4(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int32_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(in) :: col_indices(:)
+    complex(c_float_complex), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT32, c_loc(row_offsets), SPGEMM_INDEX_INT32, c_loc(col_indices), &
+        SPGEMM_VALUE_COMPLEX_FLOAT, c_loc(values), base)
+  end function spgemm_csr_i4_i4_c4
+
+  function spgemm_numeric_i4_i4_c4(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    complex(c_float_complex), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT32, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT32, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_COMPLEX_FLOAT, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i4_i4_c4
+
+  function spgemm_csr_i4_i4_c8(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int32_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(in) :: col_indices(:)
+    complex(c_double_complex), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT32, c_loc(row_offsets), SPGEMM_INDEX_INT32, c_loc(col_indices), &
+        SPGEMM_VALUE_COMPLEX_DOUBLE, c_loc(values), base)
+  end function spgemm_csr_i4_i4_c8
+
+  function spgemm_numeric_i4_i4_c8(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    complex(c_double_complex), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT32, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT32, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_COMPLEX_DOUBLE, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i4_i4_c8
+
+  function spgemm_csr_i4_i8_r4(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int32_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(in) :: col_indices(:)
+    real(c_float), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT32, c_loc(row_offsets), SPGEMM_INDEX_INT64, c_loc(col_indices), &
+        SPGEMM_VALUE_FLOAT32, c_loc(values), base)
+  end function spgemm_csr_i4_i8_r4
+
+  function spgemm_numeric_i4_i8_r4(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    real(c_float), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT32, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT64, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_FLOAT32, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i4_i8_r4
+
+  function spgemm_csr_i4_i8_r8(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int32_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(in) :: col_indices(:)
+    real(c_double), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT32, c_loc(row_offsets), SPGEMM_INDEX_INT64, c_loc(col_indices), &
+        SPGEMM_VALUE_FLOAT64, c_loc(values), base)
+  end function spgemm_csr_i4_i8_r8
+
+  function spgemm_numeric_i4_i8_r8(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    real(c_double), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT32, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT64, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_FLOAT64, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i4_i8_r8
+
+  function spgemm_csr_i4_i8_c4(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int32_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(in) :: col_indices(:)
+    complex(c_float_complex), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT32, c_loc(row_offsets), SPGEMM_INDEX_INT64, c_loc(col_indices), &
+        SPGEMM_VALUE_COMPLEX_FLOAT, c_loc(values), base)
+  end function spgemm_csr_i4_i8_c4
+
+  function spgemm_numeric_i4_i8_c4(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    complex(c_float_complex), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT32, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT64, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_COMPLEX_FLOAT, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i4_i8_c4
+
+  function spgemm_csr_i4_i8_c8(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int32_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(in) :: col_indices(:)
+    complex(c_double_complex), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT32, c_loc(row_offsets), SPGEMM_INDEX_INT64, c_loc(col_indices), &
+        SPGEMM_VALUE_COMPLEX_DOUBLE, c_loc(values), base)
+  end function spgemm_csr_i4_i8_c8
+
+  function spgemm_numeric_i4_i8_c8(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    complex(c_double_complex), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT32, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT64, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_COMPLEX_DOUBLE, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i4_i8_c8
+
+  function spgemm_csr_i8_i4_r4(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int64_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(in) :: col_indices(:)
+    real(c_float), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT64, c_loc(row_offsets), SPGEMM_INDEX_INT32, c_loc(col_indices), &
+        SPGEMM_VALUE_FLOAT32, c_loc(values), base)
+  end function spgemm_csr_i8_i4_r4
+
+  function spgemm_numeric_i8_i4_r4(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    real(c_float), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT64, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT32, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_FLOAT32, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i8_i4_r4
+
+  function spgemm_csr_i8_i4_r8(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int64_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(in) :: col_indices(:)
+    real(c_double), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT64, c_loc(row_offsets), SPGEMM_INDEX_INT32, c_loc(col_indices), &
+        SPGEMM_VALUE_FLOAT64, c_loc(values), base)
+  end function spgemm_csr_i8_i4_r8
+
+  function spgemm_numeric_i8_i4_r8(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    real(c_double), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT64, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT32, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_FLOAT64, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i8_i4_r8
+
+  function spgemm_csr_i8_i4_c4(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int64_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(in) :: col_indices(:)
+    complex(c_float_complex), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT64, c_loc(row_offsets), SPGEMM_INDEX_INT32, c_loc(col_indices), &
+        SPGEMM_VALUE_COMPLEX_FLOAT, c_loc(values), base)
+  end function spgemm_csr_i8_i4_c4
+
+  function spgemm_numeric_i8_i4_c4(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    complex(c_float_complex), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT64, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT32, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_COMPLEX_FLOAT, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i8_i4_c4
+
+  function spgemm_csr_i8_i4_c8(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int64_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(in) :: col_indices(:)
+    complex(c_double_complex), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT64, c_loc(row_offsets), SPGEMM_INDEX_INT32, c_loc(col_indices), &
+        SPGEMM_VALUE_COMPLEX_DOUBLE, c_loc(values), base)
+  end function spgemm_csr_i8_i4_c8
+
+  function spgemm_numeric_i8_i4_c8(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int32_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    complex(c_double_complex), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT64, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT32, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_COMPLEX_DOUBLE, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i8_i4_c8
+
+  function spgemm_csr_i8_i8_r4(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int64_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(in) :: col_indices(:)
+    real(c_float), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT64, c_loc(row_offsets), SPGEMM_INDEX_INT64, c_loc(col_indices), &
+        SPGEMM_VALUE_FLOAT32, c_loc(values), base)
+  end function spgemm_csr_i8_i8_r4
+
+  function spgemm_numeric_i8_i8_r4(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    real(c_float), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT64, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT64, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_FLOAT32, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i8_i8_r4
+
+  function spgemm_csr_i8_i8_r8(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int64_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(in) :: col_indices(:)
+    real(c_double), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT64, c_loc(row_offsets), SPGEMM_INDEX_INT64, c_loc(col_indices), &
+        SPGEMM_VALUE_FLOAT64, c_loc(values), base)
+  end function spgemm_csr_i8_i8_r8
+
+  function spgemm_numeric_i8_i8_r8(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    real(c_double), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT64, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT64, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_FLOAT64, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i8_i8_r8
+
+  function spgemm_csr_i8_i8_c4(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int64_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(in) :: col_indices(:)
+    complex(c_float_complex), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT64, c_loc(row_offsets), SPGEMM_INDEX_INT64, c_loc(col_indices), &
+        SPGEMM_VALUE_COMPLEX_FLOAT, c_loc(values), base)
+  end function spgemm_csr_i8_i8_c4
+
+  function spgemm_numeric_i8_i8_c4(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    complex(c_float_complex), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT64, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT64, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_COMPLEX_FLOAT, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i8_i8_c4
+
+  function spgemm_csr_i8_i8_c8(matrix, ncols, row_offsets, col_indices, values, base) &
+      result(status)
+    type(c_ptr), intent(out) :: matrix
+    integer(c_int64_t), intent(in) :: ncols
+    integer(c_int64_t), target, contiguous, intent(in) :: row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(in) :: col_indices(:)
+    complex(c_double_complex), target, contiguous, intent(in) :: values(:)
+    integer(c_int32_t), intent(in) :: base
+    integer(c_int32_t) :: status
+    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &
+        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &
+        SPGEMM_INDEX_INT64, c_loc(row_offsets), SPGEMM_INDEX_INT64, c_loc(col_indices), &
+        SPGEMM_VALUE_COMPLEX_DOUBLE, c_loc(values), base)
+  end function spgemm_csr_i8_i8_c8
+
+  function spgemm_numeric_i8_i8_c8(handle, plan, a, b, c_row_offsets, c_col_indices, &
+      c_values) result(status)
+    type(c_ptr), intent(in) :: handle, plan, a, b
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_row_offsets(:)
+    integer(c_int64_t), target, contiguous, intent(inout) :: c_col_indices(:)
+    complex(c_double_complex), target, contiguous, intent(inout) :: c_values(:)
+    integer(c_int32_t) :: status
+    status = spgemm_numeric_sized(handle, plan, a, b, &
+        SPGEMM_INDEX_INT64, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &
+        SPGEMM_INDEX_INT64, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &
+        SPGEMM_VALUE_COMPLEX_DOUBLE, c_loc(c_values), size(c_values, kind=c_int64_t))
+  end function spgemm_numeric_i8_i8_c8
 
 end module spgemm

@@ -603,6 +603,27 @@ spgemm_status_t spgemm_get_output_cache(spgemm_handle_t *handle,
                                         size_t *max_bytes,
                                         size_t *held_bytes);
 
+// Bounds the extra memory each later call on the handle may allocate, in bytes (0, the
+// default: no bound). Before allocating, the symbolic phase, the numeric phase, the one-call
+// products (C's arrays included), and `spgemm_spmm_analysis_create` estimate an upper bound
+// of their peak host memory (workspace per thread times threads, C's row offsets, flop
+// counts, compressed B, transposes, C's arrays the library allocates) and return
+// `SPGEMM_STATUS_ALLOC_FAILED` when it exceeds the bound, with the estimate, its parts and
+// the bound in `spgemm_last_error`; nothing is allocated then and the handle stays usable.
+// The caller's arrays and matrices, and GPU memory, are not counted.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`. Calls on one handle are serialised.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+spgemm_status_t spgemm_set_memory_limit(spgemm_handle_t *handle, size_t max_bytes);
+
+// Reads the memory bound (`spgemm_set_memory_limit`; 0 = none) into `*max_bytes`.
+// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+//
+// # Safety
+// `handle` is NULL or live; `max_bytes` is NULL or writable.
+spgemm_status_t spgemm_get_memory_limit(spgemm_handle_t *handle, size_t *max_bytes);
+
 // The message of the most recent call on `handle` if that call failed (it names the
 // offending argument and index), or, when `handle` is NULL, of the calling thread's most
 // recent call of any function that returns a status. Empty when that call succeeded.
@@ -679,8 +700,10 @@ spgemm_status_t spgemm_set_kernel_cache_dir(const char *dir);
 //   as their real parts), or NULL for a pattern-only matrix (structure-only products).
 // - `base`: `SPGEMM_INDEX_BASE_ZERO` or `SPGEMM_INDEX_BASE_ONE` (Fortran).
 //
-// Contents are checked when the matrix is used (see `spgemm_set_validation`). On success
-// `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`.
+// Contents are checked when the matrix is used (see `spgemm_set_validation`); callers who
+// know the length of their arrays should prefer `spgemm_matrix_create_csr_nnz`, which
+// checks the last row offset against it. On success `*matrix` owns the descriptor;
+// release it with `spgemm_matrix_destroy`.
 // Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix, or row_offsets), `SPGEMM_STATUS_INVALID_VALUE`
 // (negative size, unknown type or base code, misaligned array), `SPGEMM_STATUS_INDEX_OVERFLOW`.
 // Thread-safe.
@@ -697,6 +720,31 @@ spgemm_status_t spgemm_matrix_create_csr(spgemm_matrix_t **matrix,
                                          spgemm_value_type_t value_type,
                                          const void *values,
                                          spgemm_index_base_t base);
+
+// Creates a CSR descriptor over caller arrays whose length the caller knows, as
+// cuSPARSE's `cusparseCreateCsr` takes it: arguments as `spgemm_matrix_create_csr` plus
+// `nnz`, the number of entries of `col_indices` and `values`. The last row offset is read
+// here: `row_offsets[nrows] - base` must equal `nnz`, else `SPGEMM_STATUS_INVALID_VALUE`
+// (offsets claiming more entries than the arrays hold are caught before any call reads
+// past them). Every later use checks it again (the caller may have changed the offsets).
+// Errors: those of `spgemm_matrix_create_csr`; `SPGEMM_STATUS_INVALID_VALUE` (nnz
+// negative or not `row_offsets[nrows] - base`), `SPGEMM_STATUS_NULL_POINTER`
+// (`col_indices` NULL while nnz > 0). Thread-safe.
+//
+// # Safety
+// `matrix` is NULL or writable; `row_offsets` holds `nrows + 1` readable entries,
+// `col_indices` and `values` (NULL: pattern-only) `nnz` each.
+spgemm_status_t spgemm_matrix_create_csr_nnz(spgemm_matrix_t **matrix,
+                                             int64_t nrows,
+                                             int64_t ncols,
+                                             int64_t nnz,
+                                             spgemm_index_type_t offset_type,
+                                             const void *row_offsets,
+                                             spgemm_index_type_t index_type,
+                                             const void *col_indices,
+                                             spgemm_value_type_t value_type,
+                                             const void *values,
+                                             spgemm_index_base_t base);
 
 // Creates a CSR descriptor over arrays in GPU memory (device 0, allocated in its primary
 // context, as `cudaMalloc` of the CUDA runtime does), so codes whose matrices already
@@ -811,7 +859,8 @@ spgemm_status_t spgemm_matrix_export_csr(const spgemm_matrix_t *matrix,
 // `SPGEMM_STATUS_DIMENSION_MISMATCH`, `SPGEMM_STATUS_TYPE_MISMATCH` (A and B types differ),
 // `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad input, found
 // by validation), `SPGEMM_STATUS_INDEX_OVERFLOW` (nnz(C) or k does not fit C's types;
-// nothing is written then), `SPGEMM_STATUS_ALLOC_FAILED`.
+// nothing is written then), `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate exceeds
+// `spgemm_set_memory_limit`; nothing is written then).
 // Calls on one handle are serialised; different handles run concurrently.
 //
 // # Safety
@@ -926,7 +975,9 @@ spgemm_status_t spgemm_plan_destroy(spgemm_plan_t *plan);
 // Errors: `SPGEMM_STATUS_NULL_POINTER` (including arrays NULL while nnz(C) > 0),
 // `SPGEMM_STATUS_INVALID_VALUE` (A or B without values), `SPGEMM_STATUS_TYPE_MISMATCH`
 // (types differ from the plan's), `SPGEMM_STATUS_PLAN_MISMATCH` (shape differs, or, with
-// validation on, structure differs), `SPGEMM_STATUS_ALLOC_FAILED`.
+// validation on, structure differs), `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate
+// exceeds `spgemm_set_memory_limit`; nothing is written then). `spgemm_numeric_sized`
+// takes the types and lengths of C's arrays and checks them first.
 // Calls on one handle are serialised; a plan must not be used by two calls at once (they
 // are serialised too).
 //
@@ -950,6 +1001,39 @@ spgemm_status_t spgemm_numeric_structure(spgemm_handle_t *handle,
                                          const spgemm_matrix_t *a,
                                          const spgemm_matrix_t *b,
                                          void *c_col_indices);
+
+// Numeric phase for callers that know their arrays' types and lengths (the C++ and
+// Fortran layers use it): as `spgemm_numeric`, and, first, every array given is checked
+// against the plan before anything is written: its type code (`c_offset_type`,
+// `c_index_type`, `c_value_type`; else `SPGEMM_STATUS_TYPE_MISMATCH`) and its length in
+// entries (`c_row_offsets_len` at least m + 1, `c_col_capacity` and `c_values_capacity`
+// at least nnz(C); else `SPGEMM_STATUS_INVALID_VALUE`, negative lengths too). Longer
+// arrays are fine: only their first entries are written.
+//
+// - `c_row_offsets`: NULL, or C's m + 1 row offsets are written there (as
+//   `spgemm_plan_row_offsets` does) after the numeric phase succeeded.
+// - `c_col_indices`: C's nnz(C) column indices (NULL only when nnz(C) = 0).
+// - `c_values`: C's values, or NULL for the structure-only numeric phase
+//   (`spgemm_numeric_structure`: A and B may then be pattern-only).
+//
+// Errors: those of `spgemm_numeric` and above. Calls on one handle are serialised.
+//
+// # Safety
+// Pointers are NULL or live; each C array has at least the given number of writable
+// entries of the given type.
+spgemm_status_t spgemm_numeric_sized(spgemm_handle_t *handle,
+                                     spgemm_plan_t *plan,
+                                     const spgemm_matrix_t *a,
+                                     const spgemm_matrix_t *b,
+                                     spgemm_index_type_t c_offset_type,
+                                     void *c_row_offsets,
+                                     int64_t c_row_offsets_len,
+                                     spgemm_index_type_t c_index_type,
+                                     void *c_col_indices,
+                                     int64_t c_col_capacity,
+                                     spgemm_value_type_t c_value_type,
+                                     void *c_values,
+                                     int64_t c_values_capacity);
 
 // One-call product C = A*B for callers that multiply once: symbolic and numeric phases
 // into arrays owned by the library. `*c` receives a new matrix (read it with
@@ -1166,7 +1250,8 @@ spgemm_status_t spgemm_spmm_scaled(spgemm_handle_t *handle,
 // with any handle and from several threads at once.
 // Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, analysis), `SPGEMM_STATUS_INVALID_VALUE`
 // (op or layout code, negative k_hint), `SPGEMM_STATUS_INVALID_STRUCTURE`,
-// `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED`.
+// `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate
+// exceeds `spgemm_set_memory_limit`).
 // Calls on one handle are serialised.
 //
 // # Safety

@@ -8,6 +8,13 @@
 //   indices, float / double / std::complex<float> / std::complex<double> values (the
 //   complex ones have the layout of C99 float _Complex / double _Complex). Nothing is
 //   copied: a matrix describes caller memory, which must outlive it.
+// - Lengths are checked where the caller's containers know them: matrix::csr and
+//   plan::numeric take any contiguous container (std::vector, std::array, ...) and pass its
+//   size to the library (spgemm_matrix_create_csr_nnz, spgemm_numeric_sized), which also
+//   checks C's element types against the plan (an int64_t column array for an int32 plan
+//   throws SPGEMM_STATUS_TYPE_MISMATCH instead of being filled with int32 entries).
+// - handle::set_memory_limit bounds the extra memory of each call (spgemm_set_memory_limit):
+//   a call over it throws spgemm::error with SPGEMM_STATUS_ALLOC_FAILED and the estimate.
 // - Products take op(A) and op(B) (spgemm::operation: A, A^T or A^H); spgemm::spmm
 //   computes Y = alpha * op(A) * X + beta * Y with alpha and beta of the matrix's type.
 //
@@ -18,6 +25,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -71,6 +79,23 @@ inline void check(spgemm_status_t status, const spgemm_handle_t *h, const char *
 }
 
 template <class T> struct always_false : std::false_type {};
+
+// Whether T is a contiguous container: std::data and std::size apply to it.
+template <class T, class = void> struct is_container : std::false_type {};
+template <class T>
+struct is_container<T, std::void_t<decltype(std::data(std::declval<T &>())),
+                                   decltype(std::size(std::declval<T &>()))>>
+    : std::true_type {};
+template <class T>
+using if_container = std::enable_if_t<is_container<std::remove_reference_t<T>>::value, int>;
+
+// Element type of a contiguous container.
+template <class C>
+using element_t = std::remove_pointer_t<decltype(std::data(std::declval<C &>()))>;
+
+template <class C> std::int64_t length(const C &c) {
+    return static_cast<std::int64_t>(std::size(c));
+}
 
 // SPGEMM_INDEX_* code of an integer array element type.
 template <class T> constexpr spgemm_index_type_t index_code() {
@@ -156,6 +181,17 @@ public:
         detail::check(spgemm_set_reproducible(get(), enabled ? 1 : 0), get(),
                       "spgemm_set_reproducible");
     }
+    // Bound in bytes on the extra memory of each later call (0: none); a call whose
+    // estimate exceeds it throws spgemm::error (SPGEMM_STATUS_ALLOC_FAILED).
+    void set_memory_limit(std::size_t max_bytes) {
+        detail::check(spgemm_set_memory_limit(get(), max_bytes), get(),
+                      "spgemm_set_memory_limit");
+    }
+    std::size_t memory_limit() const {
+        std::size_t n = 0;
+        detail::check(spgemm_get_memory_limit(get(), &n), get(), "spgemm_get_memory_limit");
+        return n;
+    }
     spgemm_handle_t *get() const noexcept { return p_.get(); }
 
 private:
@@ -185,6 +221,43 @@ public:
                           values, static_cast<spgemm_index_base_t>(base)),
                       nullptr, "spgemm_matrix_create_csr");
         return matrix(m);
+    }
+    // nrows x ncols CSR matrix whose arrays hold nnz column indices and values: the last
+    // row offset minus the base must equal nnz (else spgemm::error, INVALID_VALUE).
+    template <class Offset, class Index, class Value>
+    static matrix csr(std::int64_t nrows, std::int64_t ncols, std::int64_t nnz,
+                      const Offset *row_offsets, const Index *col_indices, const Value *values,
+                      index_base base = index_base::zero) {
+        spgemm_matrix_t *m = nullptr;
+        detail::check(spgemm_matrix_create_csr_nnz(
+                          &m, nrows, ncols, nnz, detail::index_code<Offset>(), row_offsets,
+                          detail::index_code<Index>(), col_indices, detail::value_code<Value>(),
+                          values, static_cast<spgemm_index_base_t>(base)),
+                      nullptr, "spgemm_matrix_create_csr_nnz");
+        return matrix(m);
+    }
+    // CSR matrix over containers (std::vector, ...), which must outlive the matrix: their
+    // lengths are checked (nrows + 1 offsets, as many values as column indices, the last
+    // offset minus the base equal to that count) before anything reads them.
+    template <class Offsets, class Indices, class Values, detail::if_container<Offsets> = 0,
+              detail::if_container<Indices> = 0, detail::if_container<Values> = 0>
+    static matrix csr(std::int64_t nrows, std::int64_t ncols, const Offsets &row_offsets,
+                      const Indices &col_indices, const Values &values,
+                      index_base base = index_base::zero) {
+        if (detail::length(row_offsets) != nrows + 1) {
+            throw error(SPGEMM_STATUS_INVALID_VALUE,
+                        "spgemm::matrix::csr: row_offsets has " +
+                            std::to_string(detail::length(row_offsets)) + " entries, nrows + 1 = " +
+                            std::to_string(nrows + 1));
+        }
+        if (detail::length(values) != detail::length(col_indices)) {
+            throw error(SPGEMM_STATUS_INVALID_VALUE,
+                        "spgemm::matrix::csr: " + std::to_string(detail::length(values)) +
+                            " values for " + std::to_string(detail::length(col_indices)) +
+                            " column indices");
+        }
+        return csr(nrows, ncols, detail::length(col_indices), std::data(row_offsets),
+                   std::data(col_indices), std::data(values), base);
     }
     // Pattern-only matrix (no values), for structure-only products.
     template <class Offset, class Index>
@@ -300,24 +373,61 @@ public:
         return f;
     }
 
-    // Numeric phase: fills nnz() column indices and values of C.
+    // Numeric phase: fills nnz() column indices and values of C. Their element types are
+    // checked against the plan (spgemm::error, TYPE_MISMATCH); the arrays hold nnz() each.
     template <class CIndex, class Value>
     void numeric(handle &h, const matrix &a, const matrix &b, CIndex *c_col_indices,
                  Value *c_values) {
         static_assert(!std::is_const_v<CIndex> && !std::is_const_v<Value>);
-        detail::check(
-            spgemm_numeric(h.get(), get(), a.get(), b.get(), c_col_indices, c_values), h.get(),
-            "spgemm_numeric");
+        const std::int64_t n = nnz();
+        sized(h, a, b, static_cast<std::int32_t *>(nullptr), 0, c_col_indices, n, c_values, n);
     }
-    // Structure-only numeric phase: fills nnz() column indices.
+    // Numeric phase into containers (resized by the caller to nnz()): their lengths and
+    // element types are checked before anything is written.
+    template <class CIndices, class Values, detail::if_container<CIndices> = 0,
+              detail::if_container<Values> = 0>
+    void numeric(handle &h, const matrix &a, const matrix &b, CIndices &c_col_indices,
+                 Values &c_values) {
+        sized(h, a, b, static_cast<std::int32_t *>(nullptr), 0, std::data(c_col_indices),
+              detail::length(c_col_indices), std::data(c_values), detail::length(c_values));
+    }
+    // Numeric phase that also writes C's row offsets (nrows(C) + 1 of them) into a
+    // container; every length and element type is checked first.
+    template <class COffsets, class CIndices, class Values, detail::if_container<COffsets> = 0,
+              detail::if_container<CIndices> = 0, detail::if_container<Values> = 0>
+    void numeric(handle &h, const matrix &a, const matrix &b, COffsets &c_row_offsets,
+                 CIndices &c_col_indices, Values &c_values) {
+        sized(h, a, b, std::data(c_row_offsets), detail::length(c_row_offsets),
+              std::data(c_col_indices), detail::length(c_col_indices), std::data(c_values),
+              detail::length(c_values));
+    }
+    // Structure-only numeric phase: fills nnz() column indices (type checked).
     template <class CIndex>
     void numeric_structure(handle &h, const matrix &a, const matrix &b, CIndex *c_col_indices) {
-        detail::check(spgemm_numeric_structure(h.get(), get(), a.get(), b.get(), c_col_indices),
-                      h.get(), "spgemm_numeric_structure");
+        sized(h, a, b, static_cast<std::int32_t *>(nullptr), 0, c_col_indices, nnz(),
+              static_cast<double *>(nullptr), 0);
+    }
+    // Structure-only numeric phase into a container (length and type checked).
+    template <class CIndices, detail::if_container<CIndices> = 0>
+    void numeric_structure(handle &h, const matrix &a, const matrix &b, CIndices &c_col_indices) {
+        sized(h, a, b, static_cast<std::int32_t *>(nullptr), 0, std::data(c_col_indices),
+              detail::length(c_col_indices), static_cast<double *>(nullptr), 0);
     }
     spgemm_plan_t *get() const noexcept { return p_.get(); }
 
 private:
+    // spgemm_numeric_sized with each array's element type and length.
+    template <class COffset, class CIndex, class Value>
+    void sized(handle &h, const matrix &a, const matrix &b, COffset *rows, std::int64_t nrows,
+               CIndex *cols, std::int64_t ncols, Value *vals, std::int64_t nvals) {
+        static_assert(!std::is_const_v<COffset> && !std::is_const_v<CIndex> &&
+                      !std::is_const_v<Value>);
+        detail::check(spgemm_numeric_sized(h.get(), get(), a.get(), b.get(),
+                                           detail::index_code<COffset>(), rows, nrows,
+                                           detail::index_code<CIndex>(), cols, ncols,
+                                           detail::value_code<Value>(), vals, nvals),
+                      h.get(), "spgemm_numeric_sized");
+    }
     explicit plan(spgemm_plan_t *p) : p_(p) {}
     std::unique_ptr<spgemm_plan_t, detail::plan_deleter> p_;
 };

@@ -179,6 +179,73 @@ def comment(lines, indent):
     return [f"{indent}!{(' ' + l) if l else ''}".rstrip() for l in lines]
 
 
+# Array kinds of the typed helpers: (suffix, Fortran declaration, SPGEMM_* code).
+INDEX_KINDS = [("i4", "integer(c_int32_t)", "SPGEMM_INDEX_INT32"),
+               ("i8", "integer(c_int64_t)", "SPGEMM_INDEX_INT64")]
+VALUE_KINDS = [("r4", "real(c_float)", "SPGEMM_VALUE_FLOAT32"),
+               ("r8", "real(c_double)", "SPGEMM_VALUE_FLOAT64"),
+               ("c4", "complex(c_float_complex)", "SPGEMM_VALUE_COMPLEX_FLOAT"),
+               ("c8", "complex(c_double_complex)", "SPGEMM_VALUE_COMPLEX_DOUBLE")]
+# The C functions the helpers call; the helpers are left out of a header without them.
+HELPER_NEEDS = ("spgemm_matrix_create_csr_nnz", "spgemm_numeric_sized")
+
+
+def array_helpers():
+    """Generic procedures over whole Fortran arrays, which pass each array's kind and
+    size to the length-aware C functions (the library checks them, so a wrong kind or a
+    short array is an error status, never a write past the array). Returns (generic
+    interface blocks, procedure bodies)."""
+    generics, bodies = [], []
+    create, numeric = [], []
+    for o, otype, ocode in INDEX_KINDS:
+        for i, itype, icode in INDEX_KINDS:
+            for v, vtype, vcode in VALUE_KINDS:
+                suffix = f"{o}_{i}_{v}"
+                name = f"spgemm_csr_{suffix}"
+                create.append(name)
+                bodies += [
+                    f"  function {name}(matrix, ncols, row_offsets, col_indices, values, base) &",
+                    "      result(status)",
+                    "    type(c_ptr), intent(out) :: matrix",
+                    "    integer(c_int64_t), intent(in) :: ncols",
+                    f"    {otype}, target, contiguous, intent(in) :: row_offsets(:)",
+                    f"    {itype}, target, contiguous, intent(in) :: col_indices(:)",
+                    f"    {vtype}, target, contiguous, intent(in) :: values(:)",
+                    "    integer(c_int32_t), intent(in) :: base",
+                    "    integer(c_int32_t) :: status",
+                    "    status = spgemm_matrix_create_csr_nnz(matrix, size(row_offsets, kind=c_int64_t) - 1, &",
+                    "        ncols, min(size(col_indices, kind=c_int64_t), size(values, kind=c_int64_t)), &",
+                    f"        {ocode}, c_loc(row_offsets), {icode}, c_loc(col_indices), &",
+                    f"        {vcode}, c_loc(values), base)",
+                    f"  end function {name}",
+                    "",
+                ]
+                name = f"spgemm_numeric_{suffix}"
+                numeric.append(name)
+                bodies += [
+                    f"  function {name}(handle, plan, a, b, c_row_offsets, c_col_indices, &",
+                    "      c_values) result(status)",
+                    "    type(c_ptr), intent(in) :: handle, plan, a, b",
+                    f"    {otype}, target, contiguous, intent(inout) :: c_row_offsets(:)",
+                    f"    {itype}, target, contiguous, intent(inout) :: c_col_indices(:)",
+                    f"    {vtype}, target, contiguous, intent(inout) :: c_values(:)",
+                    "    integer(c_int32_t) :: status",
+                    "    status = spgemm_numeric_sized(handle, plan, a, b, &",
+                    f"        {ocode}, c_loc(c_row_offsets), size(c_row_offsets, kind=c_int64_t), &",
+                    f"        {icode}, c_loc(c_col_indices), size(c_col_indices, kind=c_int64_t), &",
+                    f"        {vcode}, c_loc(c_values), size(c_values, kind=c_int64_t))",
+                    f"  end function {name}",
+                    "",
+                ]
+    for generic, names in (("spgemm_matrix_create_csr_arrays", create),
+                           ("spgemm_numeric_arrays", numeric)):
+        generics.append(f"  interface {generic}")
+        for n in names:
+            generics.append(f"    module procedure {n}")
+        generics.append(f"  end interface {generic}")
+    return generics, bodies
+
+
 def generate(header_text, header_name="include/spgemm.h"):
     constants, typedefs, opaque, functions = parse_header(header_text)
     if not functions:
@@ -231,6 +298,13 @@ def generate(header_text, header_name="include/spgemm.h"):
         interfaces.append(body)
 
     helper_names = ["spgemm_c_string", "spgemm_error_message"]
+    have = {f["name"] for f in functions}
+    generics, array_bodies = [], []
+    if all(n in have for n in HELPER_NEEDS):
+        generics, array_bodies = array_helpers()
+        helper_names += ["spgemm_matrix_create_csr_arrays", "spgemm_numeric_arrays"]
+        used.update(["c_loc", "c_int32_t", "c_int64_t", "c_float", "c_double",
+                     "c_float_complex", "c_double_complex"])
     public = [c[0] for c in constants] + [f["name"] for f in functions] + helper_names
 
     out = []
@@ -255,6 +329,13 @@ def generate(header_text, header_name="include/spgemm.h"):
         "! - Sizes (int64_t in C) are integer(c_int64_t) by value: write 10_c_int64_t or",
         "!   int(n, c_int64_t).",
         "! - spgemm_error_message(handle) returns the last error text as a Fortran string.",
+        "! - spgemm_matrix_create_csr_arrays(matrix, ncols, row_offsets, col_indices, values,",
+        "!   base) and spgemm_numeric_arrays(handle, plan, a, b, c_row_offsets, c_col_indices,",
+        "!   c_values) take whole contiguous TARGET arrays (integer(c_int32_t) or",
+        "!   integer(c_int64_t) indices, real or complex values of either kind) and pass their",
+        "!   kinds and sizes to spgemm_matrix_create_csr_nnz and spgemm_numeric_sized: nrows is",
+        "!   size(row_offsets) - 1, and a kind or length that disagrees with the matrix or plan",
+        "!   is an error status with a message, never a write past an array.",
         "! Compile this file with your code (module files are compiler-specific), e.g.",
         "!   gfortran -c spgemm.f90",
         "module spgemm",
@@ -280,6 +361,9 @@ def generate(header_text, header_name="include/spgemm.h"):
             out.append("")
         out += body
     out.append("  end interface")
+    if generics:
+        out.append("")
+        out += generics
     out += [
         "",
         "contains",
@@ -314,6 +398,9 @@ def generate(header_text, header_name="include/spgemm.h"):
         "    s = spgemm_c_string(spgemm_last_error(handle))",
         "  end function spgemm_error_message",
         "",
+    ]
+    out += array_bodies
+    out += [
         "end module spgemm",
     ]
     return "\n".join(out) + "\n"

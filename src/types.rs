@@ -277,6 +277,13 @@ impl IndexType {
             IndexType::SizeT => "size_t",
         }
     }
+    /// Bytes of one entry.
+    pub fn size(self) -> usize {
+        match self {
+            IndexType::Int32 => 4,
+            IndexType::Int64 | IndexType::SizeT => 8,
+        }
+    }
     /// Largest value storable, as usize.
     pub fn max_usize(self) -> usize {
         match self {

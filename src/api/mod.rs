@@ -36,6 +36,7 @@ pub use crate::platform::topo::info::BindOutcome;
 pub use crate::platform::topo::{BindPolicy, HbmBudget, HbmMode, MachineDesc, Placement, Topo};
 pub use crate::platform::workers::{MAX_THREADS, PROC_BIND_ENV, default_threads};
 
+use crate::common::memory::{Footprint, bytes};
 use crate::error::Result;
 use crate::exec;
 use crate::types::AnyScalar;
@@ -110,16 +111,53 @@ pub fn multiply_op(
     format: OutputFormat,
 ) -> Result<OwnedCsr> {
     let plan = symbolic_op(h, op_a, a, op_b, b, format)?;
-    numeric_owned(h, &plan, a, b)
+    // What the symbolic phase left (the plan, the workspace it grew) is held while C is
+    // filled: part of this call's peak, counted at the symbolic phase's own estimate.
+    let mut held = Footprint::default();
+    if h.options.memory_limit > 0 {
+        held = h.guarded(&[("A", a), ("B", b)], || {
+            exec::symbolic_estimate(h.engine(), &h.options, (op_a, a), (op_b, b))
+        })?;
+    }
+    numeric_owned_holding(h, &plan, a, b, held)
 }
 
 /// Numeric phase into arrays the library owns, taken from the handle's cache of arrays
 /// of destroyed results when one fits (see [`output_cache`]); the result gives them back
 /// when dropped. Pattern-only when A or B has no values.
 pub fn numeric_owned(h: &Handle, plan: &Plan, a: &AnyCsr<'_>, b: &AnyCsr<'_>) -> Result<OwnedCsr> {
+    numeric_owned_holding(h, plan, a, b, Footprint::default())
+}
+
+/// [`numeric_owned`] whose memory estimate also counts `held` (what the call made before).
+fn numeric_owned_holding(
+    h: &Handle,
+    plan: &Plan,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    mut held: Footprint,
+) -> Result<OwnedCsr> {
     let cache = &h.outputs;
     let format = plan.format();
     let with_values = a.values.is_some() && b.values.is_some();
+    if h.options.memory_limit > 0 {
+        // C's arrays (counted even when the cache has arrays to give) and the numeric
+        // phase's own estimate, before anything is taken or allocated.
+        let (m1, nnz) = (plan.nrows().saturating_add(1), plan.nnz());
+        held.add("row offsets of C", bytes(m1, format.offsets.size()));
+        held.add("column indices of C", bytes(nnz, format.indices.size()));
+        if with_values {
+            held.add("values of C", bytes(nnz, a.value_type.size()));
+        }
+        let numeric = h.guarded(&[("A", a), ("B", b)], || {
+            exec::numeric_footprint(h.engine(), &h.options, plan, (a, b), with_values)
+        })?;
+        held.merge(numeric);
+        held.check(
+            h.options.memory_limit,
+            "the numeric phase into library-owned arrays",
+        )?;
+    }
     // Built before the product so that an error gives the arrays back.
     let mut c = OwnedCsr {
         nrows: plan.nrows(),
@@ -215,6 +253,6 @@ pub fn analyse(
     k_hint: usize,
 ) -> Result<SpmmAnalysis> {
     h.guarded(&[("A", a)], || {
-        exec::analyse(h.engine(), op, a, layout, k_hint)
+        exec::analyse(h.engine(), &h.options, op, a, layout, k_hint)
     })
 }

@@ -90,6 +90,9 @@ pub struct Options {
     /// GPU numeric phases give the same bits on every run (default false; the CPU's
     /// results never depend on thread timing).
     pub reproducible: bool,
+    /// Bound in bytes on the extra memory of a call, checked against its estimate before
+    /// anything is allocated (0 = no limit; `spgemm_set_memory_limit`).
+    pub memory_limit: usize,
 }
 
 impl Default for Options {
@@ -101,6 +104,7 @@ impl Default for Options {
             backend: Backend::Auto,
             hybrid: false,
             reproducible: false,
+            memory_limit: 0,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! matrix's own offset and index types, so that the kernels see an ordinary CSR matrix.
 
 use crate::common::csr::CsrRef;
+use crate::common::memory::bytes_of;
 use crate::error::{Result, Status, err};
 use crate::platform::alloc::{try_filled, try_with_capacity};
 use crate::types::{Idx, Scalar};
@@ -64,6 +65,17 @@ impl Transpose {
 }
 
 impl<TO: Entry, TI: Entry> Transpose<TO, TI> {
+    /// Bytes [`Transpose::of`] holds at its peak for A with `ncols` columns and `nnz`
+    /// entries: counts, cursor, rows, permutation and offsets (kept in step with it).
+    pub fn peak_bytes(ncols: usize, nnz: usize) -> u64 {
+        let n1 = ncols.saturating_add(1);
+        bytes_of::<usize>(n1)
+            .saturating_add(bytes_of::<usize>(ncols))
+            .saturating_add(bytes_of::<TI>(nnz))
+            .saturating_add(bytes_of::<usize>(nnz))
+            .saturating_add(bytes_of::<TO>(n1))
+    }
+
     /// Builds the transpose structure. Column indices must be in range (checked: an index
     /// outside [0, ncols) gives `IndexOutOfRange`, even with validation off); A's row count
     /// must fit the column index type `TI` and its entry count the offset type `TO` (else

@@ -10,6 +10,7 @@
 //! - [`LinkedAcc`] (KKMEM): two-level linked-list hash map (Begins/Nexts/Ids/Values).
 //! - [`ProbeAcc`] (KKLP): two-level linear probing, each level at most half full.
 
+use crate::common::memory::bytes_of;
 use crate::cpu::sort::sort_pairs;
 use crate::error::Result;
 use crate::platform::alloc::{try_grow, try_reserve};
@@ -98,6 +99,15 @@ impl<T: Copy + Default> Default for Chains<T> {
 
 impl<T: Copy + Default> Chains<T> {
     /// Room for `cap` entries and a power-of-two Begins array of at least `cap` heads.
+    /// Bytes [`Chains::prepare`] allocates for `cap` entries (kept in step with it).
+    fn bytes(cap: usize) -> u64 {
+        let heads = cap.max(1).checked_next_power_of_two().unwrap_or(usize::MAX);
+        bytes_of::<u32>(heads)
+            .saturating_add(bytes_of::<u32>(cap))
+            .saturating_add(bytes_of::<usize>(cap))
+            .saturating_add(bytes_of::<T>(cap))
+    }
+
     fn prepare(&mut self, cap: usize, what: &str) -> Result<()> {
         let heads = cap.max(1).next_power_of_two();
         try_grow(&mut self.begins, heads, NIL, what)?;
@@ -184,6 +194,16 @@ impl<T: Copy + Default> Default for TwoLevelChains<T> {
 impl<T: Copy + Default> TwoLevelChains<T> {
     /// Sizes level 2 for rows of up to `max_row` distinct keys (nothing when level 1
     /// suffices).
+    /// Bytes [`TwoLevelChains::prepare`] allocates for `max_row` (kept in step with it).
+    pub fn bytes(max_row: usize) -> u64 {
+        let l2 = if max_row > L1_ENTRIES {
+            Chains::<T>::bytes(max_row - L1_ENTRIES)
+        } else {
+            0
+        };
+        Chains::<T>::bytes(L1_ENTRIES).saturating_add(l2)
+    }
+
     pub fn prepare(&mut self, max_row: usize) -> Result<()> {
         self.l1.prepare(L1_ENTRIES, "KKMEM level-1 scratch")?;
         if max_row > L1_ENTRIES {
@@ -241,6 +261,11 @@ impl<V: Scalar> Default for LinkedAcc<V> {
 }
 
 impl<V: Scalar> LinkedAcc<V> {
+    /// Bytes [`LinkedAcc::prepare`] allocates for rows of `max_row` entries.
+    pub fn bytes(max_row: usize) -> u64 {
+        TwoLevelChains::<V>::bytes(max_row).saturating_add(bytes_of::<(usize, V)>(max_row))
+    }
+
     pub fn prepare(&mut self, max_row: usize) -> Result<()> {
         self.map.prepare(max_row)?;
         if self.pairs.capacity() < max_row {
@@ -323,6 +348,16 @@ fn table_size(bound: usize) -> usize {
 }
 
 impl<T: Copy + Default> Probing<T> {
+    /// Bytes [`Probing::prepare`] allocates for `max_keys` keys (kept in step with it).
+    fn bytes(max_keys: usize) -> u64 {
+        let size = (2 * max_keys.clamp(8, usize::MAX / 4))
+            .checked_next_power_of_two()
+            .unwrap_or(usize::MAX);
+        bytes_of::<usize>(size)
+            .saturating_add(bytes_of::<T>(size))
+            .saturating_add(bytes_of::<u32>(size / 2))
+    }
+
     fn prepare(&mut self, max_keys: usize, what: &str) -> Result<()> {
         let size = table_size(max_keys);
         try_grow(&mut self.keys, size, EMPTY, what)?;
@@ -400,6 +435,16 @@ impl<T: Copy + Default> Default for TwoLevelProbing<T> {
 }
 
 impl<T: Copy + Default> TwoLevelProbing<T> {
+    /// Bytes [`TwoLevelProbing::prepare`] allocates for `max_row` (kept in step with it).
+    pub fn bytes(max_row: usize) -> u64 {
+        let l2 = if max_row > L1_ENTRIES {
+            Probing::<T>::bytes(max_row)
+        } else {
+            0
+        };
+        Probing::<T>::bytes(L1_ENTRIES).saturating_add(l2)
+    }
+
     pub fn prepare(&mut self, max_row: usize) -> Result<()> {
         self.l1.prepare(L1_ENTRIES, "KKLP level-1 scratch")?;
         if max_row > L1_ENTRIES {
@@ -452,6 +497,11 @@ impl<V: Scalar> Default for ProbeAcc<V> {
 }
 
 impl<V: Scalar> ProbeAcc<V> {
+    /// Bytes [`ProbeAcc::prepare`] allocates for rows of `max_row` entries.
+    pub fn bytes(max_row: usize) -> u64 {
+        TwoLevelProbing::<V>::bytes(max_row).saturating_add(bytes_of::<(usize, V)>(max_row))
+    }
+
     pub fn prepare(&mut self, max_row: usize) -> Result<()> {
         self.map.prepare(max_row)?;
         if self.pairs.capacity() < max_row {
@@ -503,6 +553,32 @@ impl<V: Scalar> Accumulator<V> for ProbeAcc<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cap<T>(v: &Vec<T>) -> u64 {
+        bytes_of::<T>(v.capacity())
+    }
+    fn chains<T>(c: &Chains<T>) -> u64 {
+        cap(&c.begins) + cap(&c.nexts) + cap(&c.ids) + cap(&c.vals)
+    }
+    fn probing<T>(p: &Probing<T>) -> u64 {
+        cap(&p.keys) + cap(&p.vals) + cap(&p.order)
+    }
+
+    /// The memory-limit estimates equal what `prepare` allocates from empty (the limit
+    /// relies on them: an estimate below the real size would let a call pass the limit).
+    #[test]
+    fn byte_estimates_match_prepare() {
+        for max_row in [0usize, 1, 9, L1_ENTRIES, L1_ENTRIES + 1, 5000] {
+            let mut l = LinkedAcc::<f64>::default();
+            l.prepare(max_row).unwrap();
+            let held = chains(&l.map.l1) + chains(&l.map.l2) + cap(&l.pairs);
+            assert_eq!(held, LinkedAcc::<f64>::bytes(max_row), "KKMEM {max_row}");
+            let mut p = ProbeAcc::<f32>::default();
+            p.prepare(max_row).unwrap();
+            let held = probing(&p.map.l1) + probing(&p.map.l2) + cap(&p.pairs);
+            assert_eq!(held, ProbeAcc::<f32>::bytes(max_row), "KKLP {max_row}");
+        }
+    }
 
     /// Feeds the same column stream to every accumulator, with rows both below and above
     /// the level-1 capacity, and checks order, values and sorted output agree.

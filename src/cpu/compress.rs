@@ -117,6 +117,18 @@ fn row_pairs<O: Idx, I: Idx, V: Scalar>(b: &CsrRef<'_, O, I, V>, j: usize) -> u3
     n
 }
 
+/// Bytes [`compressed_lengths`] and then [`compress_rows`] may hold at once for a B of
+/// `rows` rows and `nnz` entries (at most one pair per entry; padding adds at most half,
+/// see [`padded_len`]; the block sums and starts are 16 bytes per block).
+pub fn bytes_bound(rows: usize, nnz: usize) -> u64 {
+    let (_, _, len) = layout(nnz.min(u32::MAX as usize), rows);
+    let mapped = (len as u64).saturating_mul(8).saturating_mul(3) / 2 + 8;
+    let blocks = rows.div_ceil(BLOCK_ROWS) as u64 + 1;
+    mapped
+        .saturating_add((rows as u64).saturating_mul(4))
+        .saturating_add(blocks * 16)
+}
+
 /// Compressed length of every row of B; `None` when the word index would not fit u32.
 pub fn compressed_lengths<O: Idx, I: Idx, V: Scalar>(
     b: &CsrRef<'_, O, I, V>,

@@ -33,6 +33,7 @@
 //! branch, were slower (docs/DESIGN-NOTES.md, cpu::dense).
 
 use crate::common::csr::CsrRef;
+use crate::common::memory::bytes_of;
 use crate::cpu::args::{Product, REPLAY_MAX_DENSE_BYTES};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::prefetch;
@@ -121,6 +122,60 @@ impl<V: Scalar> Default for DenseRows<V> {
 }
 
 impl<V: Scalar> DenseRows<V> {
+    /// Bytes [`DenseRows::prepare_symbolic`] allocates for `k` columns (kept in step).
+    pub fn symbolic_bytes(k: usize, compressed: bool) -> u64 {
+        if !compressed {
+            return bytes_of::<u32>(k.saturating_add(1));
+        }
+        let nw = k.div_ceil(WORD_BITS);
+        bytes_of::<u64>(nw).saturating_add(bytes_of::<u32>(nw.min(1 << 16)))
+    }
+
+    /// Bytes [`DenseRows::prepare_numeric`] allocates, plus the group lanes of
+    /// [`fill_rows`] when `lanes` (kept in step with both).
+    pub fn numeric_bytes(k: usize, max_row: usize, sorted: bool, lanes: bool) -> u64 {
+        let cap = max_row.min(k).saturating_add(1);
+        let mut b = bytes_of::<u32>(k)
+            .saturating_add(bytes_of::<u32>(cap))
+            .saturating_add(bytes_of::<V>(cap));
+        if sorted {
+            b = b.saturating_add(Self::order_bytes(k));
+        }
+        if lanes {
+            b = b.saturating_add(bytes_of::<[V; LANES]>(cap));
+        }
+        b
+    }
+
+    /// Bytes [`DenseRows::prepare_by_value`] allocates, plus the group lanes of
+    /// [`fill_rows_by_value`] when `lanes` (kept in step with both).
+    pub fn by_value_bytes(
+        k: usize,
+        max_row: usize,
+        sorted: bool,
+        values: bool,
+        lanes: bool,
+    ) -> u64 {
+        let slots = k.saturating_add(1);
+        let mut b = bytes_of::<u32>(slots).saturating_add(bytes_of::<u32>(max_row.min(k).max(1)));
+        if values {
+            b = b.saturating_add(bytes_of::<V>(slots));
+        }
+        if sorted {
+            b = b.saturating_add(Self::order_bytes(k));
+        }
+        if lanes {
+            b = b.saturating_add(bytes_of::<[V; LANES]>(slots));
+        }
+        b
+    }
+
+    fn order_bytes(k: usize) -> u64 {
+        bytes_of::<u64>(k.div_ceil(64))
+            .saturating_add(bytes_of::<u64>(k.div_ceil(64 * 64)))
+            .saturating_add(bytes_of::<u64>(k.div_ceil(64 * 64 * 64)))
+    }
+
     /// Sizes the symbolic arrays for `k` columns: the bit map (k/8 bytes) for a
     /// compressed B, the marks (4k bytes) otherwise.
     pub fn prepare_symbolic(&mut self, k: usize, compressed: bool, prefetch: bool) -> Result<()> {
@@ -1310,6 +1365,61 @@ mod tests {
     use super::*;
     use crate::cpu::args::{AccKind, NumericPlan};
     use crate::error::Status;
+
+    fn held<V>(w: &DenseRows<V>) -> u64 {
+        fn c<T>(v: &Vec<T>) -> u64 {
+            bytes_of::<T>(v.capacity())
+        }
+        c(&w.pos)
+            + c(&w.row_cols)
+            + c(&w.row_vals)
+            + c(&w.dense)
+            + c(&w.order_bits)
+            + c(&w.order_l1)
+            + c(&w.order_l2)
+            + c(&w.row_lanes)
+            + c(&w.lanes)
+            + c(&w.mark)
+            + c(&w.bits)
+            + c(&w.touched)
+    }
+
+    /// The memory-limit estimates equal what the prepare functions allocate from empty.
+    #[test]
+    fn byte_estimates_match_prepare() {
+        for (k, max_row) in [
+            (0usize, 0usize),
+            (1, 1),
+            (100, 7),
+            (70000, 300),
+            (5000, 9000),
+        ] {
+            for sorted in [false, true] {
+                let mut w = DenseRows::<f64>::default();
+                w.prepare_numeric(k, max_row, sorted, false).unwrap();
+                let want = DenseRows::<f64>::numeric_bytes(k, max_row, sorted, false);
+                assert_eq!(
+                    held(&w),
+                    want,
+                    "numeric k {k} row {max_row} sorted {sorted}"
+                );
+                let mut w = DenseRows::<f32>::default();
+                w.prepare_by_value(k, max_row, sorted, true).unwrap();
+                let want = DenseRows::<f32>::by_value_bytes(k, max_row, sorted, true, false);
+                assert_eq!(
+                    held(&w),
+                    want,
+                    "by value k {k} row {max_row} sorted {sorted}"
+                );
+            }
+            for compressed in [false, true] {
+                let mut w = DenseRows::<f64>::default();
+                w.prepare_symbolic(k, compressed, false).unwrap();
+                let want = DenseRows::<f64>::symbolic_bytes(k, compressed);
+                assert_eq!(held(&w), want, "symbolic k {k} compressed {compressed}");
+            }
+        }
+    }
 
     /// The plan parts the row kernels read.
     fn np<'p>(

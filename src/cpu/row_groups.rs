@@ -135,6 +135,14 @@ pub(crate) fn same_columns<O: Idx, I: Idx, V: Scalar>(
 }
 
 impl RowGroups {
+    /// Bytes [`RowGroups::detect`] may allocate for A with `m` rows: each block's starts
+    /// (at most its rows and two more once grown), their headers, and the joined starts.
+    pub fn bytes_bound(m: usize) -> u64 {
+        let nblocks = m.div_ceil(DETECT_BLOCK) as u64;
+        let m = m as u64;
+        (2 * m + 2 * nblocks + 1) * 4 + nblocks * std::mem::size_of::<Vec<u32>>() as u64
+    }
+
     /// The groups of A's rows (at most [`LANES`] rows each), or `None` when too few rows
     /// are in groups for the grouped kernels to pay. Runs on the current rayon pool; one
     /// pass over A's column indices where rows have equal lengths.

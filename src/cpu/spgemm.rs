@@ -6,20 +6,26 @@ use parking_lot::Mutex;
 use rayon::prelude::*;
 
 use super::Ctx;
+use super::accum::{LinkedAcc, ProbeAcc};
 use super::args::{AccKind, NumericPlan, Product, REPLAY_MAX_DENSE_BYTES};
 use super::compress;
 use super::dense;
 use super::gustavson;
 use super::partition::{balanced_chunks, flop_profile};
 use super::prefetch;
-use super::row_groups::RowGroups;
+use super::row_groups::{LANES, RowGroups};
 use super::select::{self, Features};
+use super::symbolic::{LinkedBits, ProbeBits, WORD_BITS};
+use super::workspace::GROWN_PER_CALL;
 use crate::common::csr::CsrRef;
+use crate::common::memory::{Footprint, bytes_of};
 use crate::common::options::{Algorithm, OutputFormat};
 use crate::common::slices::IndexSliceMut;
 use crate::error::{Result, Status, err};
 use crate::platform::alloc::try_filled;
 use crate::platform::caches::caches;
+use crate::platform::topo::chunk::ChunkLedger;
+use crate::platform::workers::call_overhead_bytes;
 use crate::types::{Idx, Scalar};
 
 /// What the CPU's symbolic phase leaves for the numeric calls.
@@ -142,6 +148,117 @@ impl CpuPlan {
     pub fn forget(&self) {
         *self.reuse.lock() = ReuseCache::default();
     }
+}
+
+/// Sizes of a product that the memory estimates need, read without allocating: op(A) is
+/// m x n, op(B) is n x k with `b_nnz` entries; `a_max_row` and `b_max_row` bound their
+/// row lengths.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub b_nnz: usize,
+    pub a_max_row: usize,
+    pub b_max_row: usize,
+}
+
+/// Chunk boundaries, per-chunk totals, slices and digests: a few words per chunk, and
+/// there are at most 8 chunks per thread (see `partition::balanced_chunks_by`).
+fn bookkeeping_bytes(threads: usize) -> u64 {
+    (8 * threads as u64 + 2) * 128
+}
+
+/// Upper bound of the memory [`symbolic`] allocates (the plan it returns included), from
+/// the sizes each of its steps allocates (each step's estimate sits beside its code).
+pub fn symbolic_footprint(ctx: &Ctx<'_>, d: &Dims) -> Footprint {
+    let mut f = Footprint::default();
+    let m1 = d.m.saturating_add(1);
+    f.add("row groups of A", RowGroups::bytes_bound(d.m));
+    f.add("row offsets of C", bytes_of::<usize>(m1));
+    f.add("compressed B", compress::bytes_bound(d.n, d.b_nnz));
+    let alg = select::select_symbolic(ctx.algorithm, d.k);
+    let ws = if alg == Algorithm::Dense {
+        f.add(
+            "flop counts",
+            bytes_of::<u64>(d.m.div_ceil(dense::FLOP_BLOCK) + 1),
+        );
+        // Whether B gets compressed is decided later: the larger of the two layouts.
+        dense::DenseRows::<f64>::symbolic_bytes(d.k, false)
+            .max(dense::DenseRows::<f64>::symbolic_bytes(d.k, true))
+    } else {
+        f.add("flop counts", bytes_of::<u64>(m1));
+        // A row's distinct words: at most its products, and at most the words of k columns.
+        let keys = d
+            .a_max_row
+            .saturating_mul(d.b_max_row)
+            .min(d.k)
+            .min(d.k.div_ceil(WORD_BITS));
+        match select::acc_kind(alg) {
+            AccKind::Probe => ProbeBits::bytes(keys),
+            _ => LinkedBits::bytes(keys),
+        }
+    };
+    f.add_each("per-thread symbolic accumulators", ws, ctx.threads);
+    scheduling(ctx, ws, &mut f);
+    f
+}
+
+/// What any parallel call adds: chunk bookkeeping, the worker pool's queues and the
+/// placement records of the workspace buffers it grows (`ws` bytes per worker).
+fn scheduling(ctx: &Ctx<'_>, ws: u64, f: &mut Footprint) {
+    f.add("chunk bookkeeping", bookkeeping_bytes(ctx.threads));
+    f.add("worker queues", call_overhead_bytes(ctx.threads));
+    let records = ChunkLedger::growth_bytes(GROWN_PER_CALL, ws);
+    f.add_each("per-thread placement records", records, ctx.threads);
+}
+
+/// Upper bound of the memory [`numeric`] allocates for a plan with values of `V` (when
+/// `values`) and B with `k` columns; `trusted` as for [`numeric`] (the replay may run).
+pub fn numeric_footprint<V: Scalar>(
+    ctx: &Ctx<'_>,
+    plan: &CpuPlan,
+    k: usize,
+    values: bool,
+    trusted: bool,
+) -> Footprint {
+    let vsize = std::mem::size_of::<V>();
+    let kind = select::numeric_kind(
+        plan.numeric_alg,
+        plan.flops,
+        plan.nnz(),
+        k,
+        vsize,
+        ctx.threads,
+    );
+    let groups = plan.row_groups.is_some() && values;
+    let lanes_fit =
+        |cols: usize| cols.saturating_mul(LANES).saturating_mul(vsize) <= REPLAY_MAX_DENSE_BYTES;
+    let (max_row, sorted) = (plan.max_row_nnz, plan.sorted);
+    let ws = match kind {
+        AccKind::Dense => dense::DenseRows::<V>::numeric_bytes(k, max_row, sorted, groups),
+        AccKind::DenseByValue => {
+            // The kernel tests k + base columns (base <= 1) against the budget and sizes
+            // them so: test k, count k + 1.
+            let lanes = groups && lanes_fit(k);
+            dense::DenseRows::<V>::by_value_bytes(k, max_row, sorted, values, lanes)
+        }
+        AccKind::Linked => LinkedAcc::<V>::bytes(max_row),
+        AccKind::Probe => ProbeAcc::<V>::bytes(max_row),
+    };
+    let mut f = Footprint::default();
+    f.add_each("per-thread numeric accumulators", ws, ctx.threads);
+    let mut replay = 0;
+    if trusted && values && k.saturating_mul(vsize) <= REPLAY_MAX_DENSE_BYTES {
+        replay = bytes_of::<V>(k);
+        if plan.row_groups.is_some() && lanes_fit(k) {
+            replay = replay.saturating_add(bytes_of::<[V; LANES]>(k));
+        }
+        f.add_each("per-thread replay values", replay, ctx.threads);
+    }
+    f.add("chunk digests", bytes_of::<u64>(plan.chunks.len()));
+    scheduling(ctx, ws.saturating_add(replay), &mut f);
+    f
 }
 
 /// Symbolic phase with a hash accumulator: compressed row lengths of B and the flop

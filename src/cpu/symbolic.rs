@@ -27,6 +27,10 @@ pub trait SymbolicAcc {
 pub struct LinkedBits(TwoLevelChains<u64>);
 
 impl LinkedBits {
+    /// Bytes [`LinkedBits::prepare`] allocates for `max_row` distinct words.
+    pub fn bytes(max_row: usize) -> u64 {
+        TwoLevelChains::<u64>::bytes(max_row)
+    }
     pub fn prepare(&mut self, max_row: usize) -> Result<()> {
         self.0.prepare(max_row)
     }
@@ -52,6 +56,10 @@ impl SymbolicAcc for LinkedBits {
 pub struct ProbeBits(TwoLevelProbing<u64>);
 
 impl ProbeBits {
+    /// Bytes [`ProbeBits::prepare`] allocates for `max_row` distinct words.
+    pub fn bytes(max_row: usize) -> u64 {
+        TwoLevelProbing::<u64>::bytes(max_row)
+    }
     pub fn prepare(&mut self, max_row: usize) -> Result<()> {
         self.0.prepare(max_row)
     }

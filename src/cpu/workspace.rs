@@ -24,6 +24,10 @@ use crate::cpu::symbolic::{LinkedBits, ProbeBits};
 use crate::platform::pool::{Pool, PoolMode};
 use crate::types::{Complex32, Complex64, Scalar, ValueType};
 
+/// The most buffers of a worker's workspace one call grows: the dense accumulator's twelve
+/// and the replay's two, with room to spare (for the placement records' estimate).
+pub const GROWN_PER_CALL: usize = 16;
+
 /// Numeric accumulators for one value type.
 #[derive(Default)]
 struct Numeric<V: Scalar> {
@@ -84,10 +88,19 @@ impl Workspace {
 }
 
 /// A worker's chunk: its workspace and the record of where its buffers were placed.
-#[derive(Default)]
 struct Chunk {
     ws: Workspace,
     ledger: ChunkLedger,
+}
+
+impl Default for Chunk {
+    fn default() -> Self {
+        Chunk {
+            ws: Workspace::default(),
+            // Room reserved now: recording a buffer during a call never grows the ledger.
+            ledger: ChunkLedger::with_room(),
+        }
+    }
 }
 
 /// One workspace per worker thread of a handle (ONE2ONE pool), placed on each worker's

@@ -28,6 +28,7 @@ use crate::common::csr::{
     dispatch_pattern_pair,
 };
 use crate::common::device::{DeviceCsr, DeviceOut};
+use crate::common::memory::Footprint;
 use crate::common::options::{Backend, InputShape, Op, Options, OutputFormat};
 use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
 use crate::common::split::{self, How, Split};
@@ -173,6 +174,10 @@ impl PatternPairOp for SymbolicOp<'_> {
         check_product_op((op_a, &a), (op_b, &b), &format)?;
         let gap = gpu_gap(sig.values, self.ops);
         let route = route(e, o, a.nnz() + b.nnz(), gap.as_deref())?;
+        if o.memory_limit > 0 && matches!(route, Route::Cpu) {
+            symbolic_footprint(&e.cpu_ctx(o), (op_a, &a), (op_b, &b))
+                .check(o.memory_limit, "the symbolic phase")?;
+        }
         let digests = if o.validate {
             Some(e.install(|| validate_and_digest(&a, &b))?)
         } else {
@@ -259,6 +264,150 @@ impl PatternPairOp for SymbolicOp<'_> {
     }
 }
 
+/// Rows, columns, entries and a bound on the longest row of op(M), read without
+/// allocating (a transpose's rows are at most M's rows and entries).
+fn operand_dims<O: Idx, I: Idx>(
+    op: Op,
+    m: &CsrRef<'_, O, I, Pattern>,
+) -> (usize, usize, usize, usize) {
+    let nnz = m.nnz();
+    if op.transposes() {
+        return (m.ncols(), m.nrows(), nnz, m.nrows().min(nnz));
+    }
+    let longest = (0..m.nrows())
+        .map(|i| m.row_start(i + 1).saturating_sub(m.row_start(i)).min(nnz))
+        .max()
+        .unwrap_or(0);
+    (m.nrows(), m.ncols(), nnz, longest)
+}
+
+/// The memory a CPU symbolic phase of op(A)*op(B) may allocate: the transposes the plan
+/// keeps and the CPU backend's own estimate.
+fn symbolic_footprint<O: Idx, I: Idx>(
+    ctx: &cpu::Ctx<'_>,
+    (op_a, a): (Op, &CsrRef<'_, O, I, Pattern>),
+    (op_b, b): (Op, &CsrRef<'_, O, I, Pattern>),
+) -> Footprint {
+    let (m, n, _, a_max_row) = operand_dims(op_a, a);
+    let (_, k, b_nnz, b_max_row) = operand_dims(op_b, b);
+    let dims = cpu::spgemm::Dims {
+        m,
+        n,
+        k,
+        b_nnz,
+        a_max_row,
+        b_max_row,
+    };
+    let mut f = Ops::footprint((op_a, a), (op_b, b));
+    f.merge(cpu::spgemm::symbolic_footprint(ctx, &dims));
+    f
+}
+
+/// The memory a numeric call on `plan` may allocate on the host (a GPU plan's device
+/// memory is not counted): the gathered values of transposed operands and the CPU
+/// backend's estimate. `values`: C's values are computed.
+fn numeric_footprint_typed<V: Scalar>(
+    ctx: &cpu::Ctx<'_>,
+    plan: &Plan,
+    (a_nnz, b_nnz): (usize, usize),
+    values: bool,
+    trusted: bool,
+) -> Footprint {
+    let mut f = Footprint::default();
+    if values {
+        f.merge(plan.ops.values_footprint::<V>((a_nnz, b_nnz)));
+    }
+    let cp = match &plan.backend {
+        BackendPlan::Cpu(cp) => Some(&**cp),
+        BackendPlan::Hybrid(hp) => Some(&hp.cpu),
+        BackendPlan::Gpu(_) => None,
+    };
+    if let Some(cp) = cp {
+        f.merge(cpu::spgemm::numeric_footprint::<V>(
+            ctx,
+            cp,
+            plan.ncols(),
+            values,
+            trusted,
+        ));
+    }
+    f
+}
+
+struct SymbolicEstimate<'e> {
+    e: &'e Engine,
+    o: &'e Options,
+    ops: (Op, Op),
+}
+
+impl PatternPairOp for SymbolicEstimate<'_> {
+    type Out = Footprint;
+    fn call<'a, O, I>(
+        self,
+        a: CsrRef<'a, O, I, Pattern>,
+        b: CsrRef<'a, O, I, Pattern>,
+        _: TypeSig,
+    ) -> Result<Footprint>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+    {
+        let (op_a, op_b) = self.ops;
+        let ctx = self.e.cpu_ctx(self.o);
+        Ok(symbolic_footprint(&ctx, (op_a, &a), (op_b, &b)))
+    }
+}
+
+/// The estimate a CPU symbolic phase of op(A)*op(B) checks against the memory limit (a
+/// one-call product adds it to its numeric phase's: the plan and the symbolic workspace
+/// stay allocated while C is filled).
+pub fn symbolic_estimate(
+    e: &Engine,
+    o: &Options,
+    (op_a, a): (Op, &AnyCsr<'_>),
+    (op_b, b): (Op, &AnyCsr<'_>),
+) -> Result<Footprint> {
+    let ops = (op_a, op_b);
+    dispatch_pattern_pair(a, b, SymbolicEstimate { e, o, ops })
+}
+
+struct NumericEstimate<'h> {
+    e: &'h Engine,
+    o: &'h Options,
+    plan: &'h Plan,
+    values: bool,
+}
+
+impl PairOp for NumericEstimate<'_> {
+    type Out = Footprint;
+    fn call<'a, O, I, V>(self, a: CsrRef<'a, O, I, V>, b: CsrRef<'a, O, I, V>) -> Result<Footprint>
+    where
+        O: Idx + FromAny<'a>,
+        I: Idx + FromAny<'a>,
+        V: Scalar + FromAny<'a>,
+    {
+        let trusted = self.o.validate && self.plan.digests.is_some();
+        let values = self.values && a.values().is_some() && b.values().is_some();
+        let ctx = self.e.cpu_ctx(self.o);
+        let nnz = (a.nnz(), b.nnz());
+        Ok(numeric_footprint_typed::<V>(
+            &ctx, self.plan, nnz, values, trusted,
+        ))
+    }
+}
+
+/// The estimate a numeric call on `plan` with A and B checks against the memory limit
+/// (for callers that allocate C first and add its arrays to it).
+pub fn numeric_footprint(
+    e: &Engine,
+    o: &Options,
+    plan: &Plan,
+    (a, b): (&AnyCsr<'_>, &AnyCsr<'_>),
+    values: bool,
+) -> Result<Footprint> {
+    dispatch_pair(a, b, NumericEstimate { e, o, plan, values })
+}
+
 /// Symbolic phase: the structure of C = op(A)*op(B), as a reusable plan (it keeps the
 /// transposes op asks for; see [`ops`]).
 pub fn symbolic(
@@ -317,6 +466,11 @@ impl PairOp for NumericOp<'_, '_> {
         // the structure against the plan's digests.
         let trusted = o.validate && plan.digests.is_some();
         let ctx = e.cpu_ctx(o);
+        if o.memory_limit > 0 {
+            let nnz = (a.nnz(), b.nnz());
+            numeric_footprint_typed::<V>(&ctx, plan, nnz, vals.is_some(), trusted)
+                .check(o.memory_limit, "the numeric phase")?;
+        }
         let cols = self.cols;
         match &plan.backend {
             BackendPlan::Cpu(cp) => plan.ops.with_operands(e, (&a, &b), vals.is_some(), |a, b| {

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use super::engine::Engine;
 use crate::common::csr::{CsrRef, Pattern};
+use crate::common::memory::{Footprint, bytes_of};
 use crate::common::options::Op;
 use crate::common::transpose::Transpose;
 use crate::error::{Error, Result, Status};
@@ -75,6 +76,33 @@ impl Ops {
             a: part(op_a, a, "A")?,
             b: part(op_b, b, "B")?,
         })
+    }
+
+    /// Bytes [`Ops::new`] may allocate for these ops: each transpose at its peak.
+    pub fn footprint<O: Idx, I: Idx>(
+        (op_a, a): (Op, &CsrRef<'_, O, I, Pattern>),
+        (op_b, b): (Op, &CsrRef<'_, O, I, Pattern>),
+    ) -> Footprint {
+        let mut f = Footprint::default();
+        for (op, m, what) in [(op_a, a, "transpose of A"), (op_b, b, "transpose of B")] {
+            if op.transposes() {
+                f.add(what, Transpose::<O, I>::peak_bytes(m.ncols(), m.nnz()));
+            }
+        }
+        f
+    }
+
+    /// Bytes [`Ops::with_operands`] may allocate: the gathered values of each transposed
+    /// operand (`nnz` = A's and B's entries).
+    pub fn values_footprint<V: Scalar>(&self, (a_nnz, b_nnz): (usize, usize)) -> Footprint {
+        let mut f = Footprint::default();
+        if self.a.is_some() {
+            f.add("gathered values of A", bytes_of::<V>(a_nnz));
+        }
+        if self.b.is_some() {
+            f.add("gathered values of B", bytes_of::<V>(b_nnz));
+        }
+        f
     }
 
     pub fn op_a(&self) -> Op {

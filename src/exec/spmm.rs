@@ -225,11 +225,15 @@ dense_value!(Complex64, C64, false, generic::spmm, complex);
 /// the expected use (0 = unknown).
 pub fn analyse(
     e: &Engine,
+    o: &Options,
     op: Op,
     a: &AnyCsr<'_>,
     layout: Layout,
     k_hint: usize,
 ) -> Result<SpmmAnalysis> {
+    let threads = e.workers().threads();
+    entry::analysis_footprint(threads, op, a.ncols, a.nnz())
+        .check(o.memory_limit, "the SpMM analysis")?;
     macro_rules! go {
         ($o:ty, $i:ty, $v:ty) => {{
             let t = a.typed::<$o, $i, $v>().map_err(|e| prefix("A", e))?;

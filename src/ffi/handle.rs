@@ -332,6 +332,47 @@ pub unsafe extern "C" fn spgemm_get_output_cache(
     })
 }
 
+/// Bounds the extra memory each later call on the handle may allocate, in bytes (0, the
+/// default: no bound). Before allocating, the symbolic phase, the numeric phase, the one-call
+/// products (C's arrays included), and `spgemm_spmm_analysis_create` estimate an upper bound
+/// of their peak host memory (workspace per thread times threads, C's row offsets, flop
+/// counts, compressed B, transposes, C's arrays the library allocates) and return
+/// `SPGEMM_STATUS_ALLOC_FAILED` when it exceeds the bound, with the estimate, its parts and
+/// the bound in `spgemm_last_error`; nothing is allocated then and the handle stays usable.
+/// The caller's arrays and matrices, and GPU memory, are not counted.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`. Calls on one handle are serialised.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_set_memory_limit(
+    handle: *mut spgemm_handle_t,
+    max_bytes: usize,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        h.options.memory_limit = max_bytes;
+        Ok(())
+    })
+}
+
+/// Reads the memory bound (`spgemm_set_memory_limit`; 0 = none) into `*max_bytes`.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`.
+///
+/// # Safety
+/// `handle` is NULL or live; `max_bytes` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_get_memory_limit(
+    handle: *mut spgemm_handle_t,
+    max_bytes: *mut usize,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        non_null(max_bytes, "max_bytes")?;
+        // SAFETY: non-NULL, writable per contract.
+        unsafe { *max_bytes = h.options.memory_limit };
+        Ok(())
+    })
+}
+
 /// The message of the most recent call on `handle` if that call failed (it names the
 /// offending argument and index), or, when `handle` is NULL, of the calling thread's most
 /// recent call of any function that returns a status. Empty when that call succeeded.

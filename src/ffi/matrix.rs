@@ -44,6 +44,9 @@ pub(crate) struct RawCsr {
     col_indices: *const c_void,
     value_type: ValueType,
     values: *const c_void,
+    /// The entry count the caller declared (`spgemm_matrix_create_csr_nnz`), checked
+    /// against the last row offset at creation and at every use.
+    declared_nnz: Option<usize>,
 }
 
 pub(crate) fn index_type(code: spgemm_index_type_t, what: &str) -> Result<IndexType> {
@@ -234,6 +237,7 @@ impl RawCsr {
             col_indices,
             value_type,
             values,
+            declared_nnz: None,
         };
         let align_ok = |p: *const c_void, a: usize| p.is_null() || (p as usize).is_multiple_of(a);
         let off_align = match offset_type_ {
@@ -264,6 +268,48 @@ impl RawCsr {
 }
 
 impl RawCsr {
+    /// The last row offset, `row_offsets[nrows]`.
+    ///
+    /// # Safety
+    /// The row offsets given at creation are still valid.
+    unsafe fn last_offset(&self) -> Result<i128> {
+        let m1 = self
+            .nrows
+            .checked_add(1)
+            .ok_or_else(|| Error::new(Status::IndexOverflow, "nrows too large"))?;
+        // SAFETY: the descriptor's contract says the row offsets hold nrows + 1 entries.
+        unsafe {
+            Ok(match self.offset_type {
+                IndexType::Int32 => {
+                    raw_slice::<i32>(self.row_offsets, m1, "row_offsets")?[self.nrows] as i128
+                }
+                IndexType::Int64 => {
+                    raw_slice::<i64>(self.row_offsets, m1, "row_offsets")?[self.nrows] as i128
+                }
+                IndexType::SizeT => {
+                    raw_slice::<u64>(self.row_offsets, m1, "row_offsets")?[self.nrows] as i128
+                }
+            })
+        }
+    }
+
+    /// `InvalidValue` unless `last - base` (the entries the offsets claim) is the declared
+    /// entry count; `name` names the matrix in the message.
+    fn check_declared(&self, last: i128, name: &str) -> Result<()> {
+        match self.declared_nnz {
+            Some(nnz) if last - self.base as i128 != nnz as i128 => err(
+                Status::InvalidValue,
+                format!(
+                    "{name}: row_offsets[{}] - base = {} entries, but nnz = {nnz} was given \
+                     (the length of col_indices and values)",
+                    self.nrows,
+                    last - self.base as i128
+                ),
+            ),
+            _ => Ok(()),
+        }
+    }
+
     /// Borrowed typed view. Reads the last row offset to learn the number of entries.
     ///
     /// # Safety
@@ -291,6 +337,7 @@ impl RawCsr {
                 }
             }
         };
+        self.check_declared(last, name)?;
         let nnz = last - self.base as i128;
         if nnz < 0 {
             return err(
@@ -392,8 +439,10 @@ pub(crate) unsafe fn matrix_ref<'a>(
 ///   as their real parts), or NULL for a pattern-only matrix (structure-only products).
 /// - `base`: `SPGEMM_INDEX_BASE_ZERO` or `SPGEMM_INDEX_BASE_ONE` (Fortran).
 ///
-/// Contents are checked when the matrix is used (see `spgemm_set_validation`). On success
-/// `*matrix` owns the descriptor; release it with `spgemm_matrix_destroy`.
+/// Contents are checked when the matrix is used (see `spgemm_set_validation`); callers who
+/// know the length of their arrays should prefer `spgemm_matrix_create_csr_nnz`, which
+/// checks the last row offset against it. On success `*matrix` owns the descriptor;
+/// release it with `spgemm_matrix_destroy`.
 /// Errors: `SPGEMM_STATUS_NULL_POINTER` (matrix, or row_offsets), `SPGEMM_STATUS_INVALID_VALUE`
 /// (negative size, unknown type or base code, misaligned array), `SPGEMM_STATUS_INDEX_OVERFLOW`.
 /// Thread-safe.
@@ -428,6 +477,65 @@ pub unsafe extern "C" fn spgemm_matrix_create_csr(
             values,
             base,
         )?;
+        let m = Box::new(spgemm_matrix_t {
+            kind: MatrixKind::Borrowed(raw),
+        });
+        // SAFETY: as above.
+        unsafe { *matrix = Box::into_raw(m) };
+        Ok(())
+    })
+}
+
+/// Creates a CSR descriptor over caller arrays whose length the caller knows, as
+/// cuSPARSE's `cusparseCreateCsr` takes it: arguments as `spgemm_matrix_create_csr` plus
+/// `nnz`, the number of entries of `col_indices` and `values`. The last row offset is read
+/// here: `row_offsets[nrows] - base` must equal `nnz`, else `SPGEMM_STATUS_INVALID_VALUE`
+/// (offsets claiming more entries than the arrays hold are caught before any call reads
+/// past them). Every later use checks it again (the caller may have changed the offsets).
+/// Errors: those of `spgemm_matrix_create_csr`; `SPGEMM_STATUS_INVALID_VALUE` (nnz
+/// negative or not `row_offsets[nrows] - base`), `SPGEMM_STATUS_NULL_POINTER`
+/// (`col_indices` NULL while nnz > 0). Thread-safe.
+///
+/// # Safety
+/// `matrix` is NULL or writable; `row_offsets` holds `nrows + 1` readable entries,
+/// `col_indices` and `values` (NULL: pattern-only) `nnz` each.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn spgemm_matrix_create_csr_nnz(
+    matrix: *mut *mut spgemm_matrix_t,
+    nrows: i64,
+    ncols: i64,
+    nnz: i64,
+    offset_type: spgemm_index_type_t,
+    row_offsets: *const c_void,
+    index_type: spgemm_index_type_t,
+    col_indices: *const c_void,
+    value_type: spgemm_value_type_t,
+    values: *const c_void,
+    base: spgemm_index_base_t,
+) -> spgemm_status_t {
+    guard(None, || {
+        non_null(matrix, "matrix")?;
+        // SAFETY: non-NULL and writable per contract.
+        unsafe { *matrix = std::ptr::null_mut() };
+        let declared = dim(nnz, "nnz")?;
+        let mut raw = RawCsr::new(
+            nrows,
+            ncols,
+            offset_type,
+            row_offsets,
+            index_type,
+            col_indices,
+            value_type,
+            values,
+            base,
+        )?;
+        if declared > 0 {
+            non_null(col_indices, "col_indices")?;
+        }
+        raw.declared_nnz = Some(declared);
+        // SAFETY: row_offsets holds nrows + 1 entries per contract.
+        let last = unsafe { raw.last_offset() }?;
+        raw.check_declared(last, "matrix")?;
         let m = Box::new(spgemm_matrix_t {
             kind: MatrixKind::Borrowed(raw),
         });

@@ -8,16 +8,20 @@ use parking_lot::Mutex;
 use super::boundary::{guard, non_null};
 use super::handle::{spgemm_handle_t, with_handle};
 use super::matrix::{
-    MatrixKind, index_base, index_type, matrix_ref, raw_slice_mut, spgemm_matrix_t, values_out,
+    MatrixKind, dim, index_base, index_type, matrix_ref, raw_slice_mut, spgemm_matrix_t,
+    value_type, values_out,
 };
 use super::spmm::{SPGEMM_OPERATION_NON_TRANSPOSE, op_of, spgemm_operation_t};
-use super::{spgemm_algorithm_t, spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t};
+use super::{
+    spgemm_algorithm_t, spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t,
+    spgemm_value_type_t,
+};
 use crate::api::{
     self, DeviceCsr, DeviceOut, DevicePtr, IndexSliceMut, NumericInputs, NumericOutputs,
     OffsetSliceMut, OutputFormat, Plan,
 };
 use crate::error::{Error, Result, Status, err};
-use crate::types::IndexType;
+use crate::types::{IndexType, ValueType};
 
 /// Opaque result of the symbolic phase, reused by numeric calls.
 pub struct spgemm_plan_t {
@@ -83,7 +87,8 @@ unsafe fn offsets_out<'a>(p: *mut c_void, t: IndexType, len: usize) -> Result<Of
 /// `SPGEMM_STATUS_DIMENSION_MISMATCH`, `SPGEMM_STATUS_TYPE_MISMATCH` (A and B types differ),
 /// `SPGEMM_STATUS_INVALID_STRUCTURE`, `SPGEMM_STATUS_INDEX_OUT_OF_RANGE` (bad input, found
 /// by validation), `SPGEMM_STATUS_INDEX_OVERFLOW` (nnz(C) or k does not fit C's types;
-/// nothing is written then), `SPGEMM_STATUS_ALLOC_FAILED`.
+/// nothing is written then), `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate exceeds
+/// `spgemm_set_memory_limit`; nothing is written then).
 /// Calls on one handle are serialised; different handles run concurrently.
 ///
 /// # Safety
@@ -406,7 +411,9 @@ fn run_numeric(
 /// Errors: `SPGEMM_STATUS_NULL_POINTER` (including arrays NULL while nnz(C) > 0),
 /// `SPGEMM_STATUS_INVALID_VALUE` (A or B without values), `SPGEMM_STATUS_TYPE_MISMATCH`
 /// (types differ from the plan's), `SPGEMM_STATUS_PLAN_MISMATCH` (shape differs, or, with
-/// validation on, structure differs), `SPGEMM_STATUS_ALLOC_FAILED`.
+/// validation on, structure differs), `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate
+/// exceeds `spgemm_set_memory_limit`; nothing is written then). `spgemm_numeric_sized`
+/// takes the types and lengths of C's arrays and checks them first.
 /// Calls on one handle are serialised; a plan must not be used by two calls at once (they
 /// are serialised too).
 ///
@@ -441,6 +448,117 @@ pub unsafe extern "C" fn spgemm_numeric_structure(
     c_col_indices: *mut c_void,
 ) -> spgemm_status_t {
     with_handle(handle, |h| run_numeric(h, plan, a, b, c_col_indices, None))
+}
+
+/// `TypeMismatch` unless an array the caller gives (`given`) has the plan's type.
+fn same_type<T: PartialEq + Copy>(
+    given: bool,
+    declared: T,
+    plan: T,
+    name: &str,
+    show: impl Fn(T) -> &'static str,
+) -> Result<()> {
+    if given && declared != plan {
+        return err(
+            Status::TypeMismatch,
+            format!(
+                "{name} holds {}, but the plan's C has {}",
+                show(declared),
+                show(plan)
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `InvalidValue` unless an array the caller gives has room for `need` entries.
+fn has_room(given: bool, len: i64, need: usize, name: &str, what: &str) -> Result<()> {
+    if !given {
+        return Ok(());
+    }
+    let len = dim(len, &format!("{name} length"))?;
+    if len < need {
+        return err(
+            Status::InvalidValue,
+            format!(
+                "{name} has room for {len} entries, but C needs {need} ({what}); nothing was \
+                 written"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Numeric phase for callers that know their arrays' types and lengths (the C++ and
+/// Fortran layers use it): as `spgemm_numeric`, and, first, every array given is checked
+/// against the plan before anything is written: its type code (`c_offset_type`,
+/// `c_index_type`, `c_value_type`; else `SPGEMM_STATUS_TYPE_MISMATCH`) and its length in
+/// entries (`c_row_offsets_len` at least m + 1, `c_col_capacity` and `c_values_capacity`
+/// at least nnz(C); else `SPGEMM_STATUS_INVALID_VALUE`, negative lengths too). Longer
+/// arrays are fine: only their first entries are written.
+///
+/// - `c_row_offsets`: NULL, or C's m + 1 row offsets are written there (as
+///   `spgemm_plan_row_offsets` does) after the numeric phase succeeded.
+/// - `c_col_indices`: C's nnz(C) column indices (NULL only when nnz(C) = 0).
+/// - `c_values`: C's values, or NULL for the structure-only numeric phase
+///   (`spgemm_numeric_structure`: A and B may then be pattern-only).
+///
+/// Errors: those of `spgemm_numeric` and above. Calls on one handle are serialised.
+///
+/// # Safety
+/// Pointers are NULL or live; each C array has at least the given number of writable
+/// entries of the given type.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn spgemm_numeric_sized(
+    handle: *mut spgemm_handle_t,
+    plan: *mut spgemm_plan_t,
+    a: *const spgemm_matrix_t,
+    b: *const spgemm_matrix_t,
+    c_offset_type: spgemm_index_type_t,
+    c_row_offsets: *mut c_void,
+    c_row_offsets_len: i64,
+    c_index_type: spgemm_index_type_t,
+    c_col_indices: *mut c_void,
+    c_col_capacity: i64,
+    c_value_type: spgemm_value_type_t,
+    c_values: *mut c_void,
+    c_values_capacity: i64,
+) -> spgemm_status_t {
+    with_handle(handle, |h| {
+        let (rows, values) = (!c_row_offsets.is_null(), !c_values.is_null());
+        {
+            // SAFETY: NULL or live per contract.
+            let p = unsafe { plan_ref(plan) }?.inner.lock();
+            let f = p.format;
+            let offsets = index_type(c_offset_type, "c_offset_type")?;
+            let indices = index_type(c_index_type, "c_index_type")?;
+            let vt = value_type(c_value_type, "c_value_type")?;
+            same_type(rows, offsets, f.offsets, "c_row_offsets", IndexType::name)?;
+            same_type(true, indices, f.indices, "c_col_indices", IndexType::name)?;
+            same_type(values, vt, p.shape.sig.values, "c_values", ValueType::name)?;
+            let (m1, nnz) = (p.nrows() + 1, p.nnz());
+            has_room(
+                rows,
+                c_row_offsets_len,
+                m1,
+                "c_row_offsets",
+                "m + 1 offsets",
+            )?;
+            has_room(true, c_col_capacity, nnz, "c_col_indices", "nnz(C)")?;
+            has_room(values, c_values_capacity, nnz, "c_values", "nnz(C)")?;
+        }
+        let vals = values.then_some(c_values);
+        run_numeric(h, plan, a, b, c_col_indices, vals)?;
+        if rows {
+            // SAFETY: as above.
+            let p = unsafe { plan_ref(plan) }?.inner.lock();
+            // SAFETY: at least m + 1 writable entries of the plan's type (checked above).
+            let out = unsafe { offsets_out(c_row_offsets, p.format.offsets, p.nrows() + 1)? };
+            api::write_row_offsets_on(h, &p, out)?;
+        }
+        Ok(())
+    })
 }
 
 /// One-call product C = A*B for callers that multiply once: symbolic and numeric phases

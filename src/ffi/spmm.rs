@@ -287,7 +287,8 @@ unsafe fn spmm(
 /// with any handle and from several threads at once.
 /// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle, A, analysis), `SPGEMM_STATUS_INVALID_VALUE`
 /// (op or layout code, negative k_hint), `SPGEMM_STATUS_INVALID_STRUCTURE`,
-/// `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED`.
+/// `SPGEMM_STATUS_INDEX_OUT_OF_RANGE`, `SPGEMM_STATUS_ALLOC_FAILED` (also when the estimate
+/// exceeds `spgemm_set_memory_limit`).
 /// Calls on one handle are serialised.
 ///
 /// # Safety

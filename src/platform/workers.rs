@@ -23,6 +23,14 @@ pub const PROC_BIND_ENV: &str = "SPGEMM_PROC_BIND";
 /// targets has more hardware threads.
 pub const MAX_THREADS: usize = 4096;
 
+/// Bytes the worker pool itself may allocate during one parallel call, for memory
+/// estimates: rayon's injector takes a new block of 63 jobs (1,520 bytes) when one fills, a
+/// worker's deque doubles past 32 pending jobs, and a thread's first steal registers it
+/// with crossbeam's epoch collector (about 2 KiB, kept while the thread lives).
+pub fn call_overhead_bytes(threads: usize) -> u64 {
+    2048 + 4096 * threads as u64
+}
+
 /// Threads used when the caller does not say: `SPGEMM_NUM_THREADS`, else all cores (at
 /// most [`MAX_THREADS`]). A value of the variable that is not a count in
 /// `1..=MAX_THREADS` is an error, never a silent fallback.

@@ -5,11 +5,13 @@
 use super::rows::{CsrRows, SparseRows, TransposedRows};
 use super::{self as kern, Isa, PackScratch, Problem, SpmmScalar};
 use crate::common::csr::CsrRef;
+use crate::common::memory::{Footprint, bytes_of};
 use crate::common::options::{Layout, Op};
 use crate::common::transpose::Transpose;
 use crate::cpu::Ctx;
 use crate::error::{Error, Result, Status};
 use crate::platform::alloc::try_filled;
+use crate::platform::workers::call_overhead_bytes;
 use crate::types::{Idx, Scalar};
 
 /// Value types whose packed-panel scratch the handle keeps.
@@ -50,6 +52,26 @@ impl Analysis {
         });
         t + self.bounds.len() * std::mem::size_of::<usize>()
     }
+}
+
+/// Bytes [`analyse`] allocates for A of `ncols` columns and `nnz` entries: A^T's structure
+/// at its peak for a transposing `op`, and the row partition (at most 8 chunks per thread,
+/// see `chunk_count`).
+pub fn analysis_footprint(threads: usize, op: Op, ncols: usize, nnz: usize) -> Footprint {
+    let mut f = Footprint::default();
+    if op.transposes() {
+        f.add(
+            "transpose of A",
+            Transpose::<usize, usize>::peak_bytes(ncols, nnz),
+        );
+    }
+    // The partition is collected, then one bound pushed: the vector may double.
+    f.add(
+        "row partition",
+        bytes_of::<usize>(3 * (threads.saturating_mul(8) + 1)),
+    );
+    f.add("worker queues", call_overhead_bytes(threads));
+    f
 }
 
 /// The analysis of A (valid: checked by the caller) for `op`, expecting `k_hint` columns

@@ -120,14 +120,41 @@ pub struct ChunkLedger {
     buffers: Vec<BufferRecord>,
 }
 
+/// Bytes of one record's texts at most: the buffer's name, the reason pages could not be
+/// located, the node choice's note (each well under this; a bound for memory estimates).
+const RECORD_TEXT_BYTES: u64 = 256;
+
+/// Records a ledger keeps: more than the buffers a CPU workspace holds at once (130), the
+/// oldest dropped first (after a failed call's reset every earlier record is of a freed
+/// buffer). Reserved up front, so recording never grows the vector during a call.
+pub const LEDGER_RECORDS: usize = 160;
+
 impl ChunkLedger {
+    /// An empty ledger with room for [`LEDGER_RECORDS`] (best effort: without the memory
+    /// it starts empty and grows as before).
+    pub fn with_room() -> ChunkLedger {
+        let mut buffers = Vec::new();
+        let _ = buffers.try_reserve_exact(LEDGER_RECORDS);
+        ChunkLedger { buffers }
+    }
+
     pub fn buffers(&self) -> &[BufferRecord] {
         &self.buffers
+    }
+
+    /// Bytes recording `grown` buffers of `bytes` in all may allocate, whatever the ledger
+    /// holds: each record's texts and the page-location query of each buffer (hwloc asks
+    /// the kernel with 12 bytes per 4 KiB page).
+    pub fn growth_bytes(grown: usize, bytes: u64) -> u64 {
+        (grown as u64 * RECORD_TEXT_BYTES).saturating_add(bytes / 256)
     }
 
     fn replace(&mut self, previous: usize, rec: BufferRecord) {
         if previous != 0 {
             self.buffers.retain(|b| b.addr != previous);
+        }
+        if self.buffers.len() >= LEDGER_RECORDS {
+            self.buffers.remove(0);
         }
         self.buffers.push(rec);
     }
