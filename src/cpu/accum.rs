@@ -27,6 +27,9 @@ pub trait Accumulator<V: Scalar> {
     fn insert(&mut self, c: usize, v: V);
     /// Distinct columns in the current row.
     fn len(&self) -> usize;
+    /// The row has more distinct columns than the accumulator takes for its bound (the
+    /// structure changed since the plan was made): `len` is then not the row's size.
+    fn overflowed(&self) -> bool;
     /// Writes the row's columns (plus `base`) and, if asked, values; sorted by column if
     /// `sorted`. `cols` (and `vals`) have exactly `len()` entries.
     fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>);
@@ -180,6 +183,8 @@ impl<T: Copy + Default> Chains<T> {
 pub struct TwoLevelChains<T> {
     l1: Chains<T>,
     l2: Chains<T>,
+    /// A key of this row found no room (see [`TwoLevelChains::upsert`]).
+    overflow: bool,
 }
 
 impl<T: Copy + Default> Default for TwoLevelChains<T> {
@@ -187,6 +192,7 @@ impl<T: Copy + Default> Default for TwoLevelChains<T> {
         TwoLevelChains {
             l1: Chains::default(),
             l2: Chains::default(),
+            overflow: false,
         }
     }
 }
@@ -219,21 +225,31 @@ impl<T: Copy + Default> TwoLevelChains<T> {
         if self.l2.used > 0 || bound > L1_ENTRIES {
             self.l2.reset(bound.saturating_sub(L1_ENTRIES));
         }
+        self.overflow = false;
     }
 
+    /// Adds `v` into key `c` with `merge`, inserting it when absent. A key that finds both
+    /// levels full (or level 2 never prepared) is dropped and the row marked overflowed:
+    /// the row is longer than its bound, which only a changed structure makes happen.
     #[inline(always)]
     pub fn upsert(&mut self, c: usize, v: T, merge: impl Fn(&mut T, T)) {
         if self.l1.upsert(c, v, &merge) {
             return;
         }
         // Level 1 is full: the key lives in (or goes to) level 2.
-        let ok = self.l2.upsert(c, v, &merge);
-        assert!(ok, "KKMEM row exceeds the bound it was sized for");
+        if self.l2.begins.is_empty() || !self.l2.upsert(c, v, &merge) {
+            self.overflow = true;
+        }
     }
 
     #[inline]
     pub fn len(&self) -> usize {
         self.l1.used + self.l2.used
+    }
+
+    #[inline]
+    pub fn overflowed(&self) -> bool {
+        self.overflow
     }
 
     /// Keys and payloads in first-touch order.
@@ -291,6 +307,10 @@ impl<V: Scalar> Accumulator<V> for LinkedAcc<V> {
     #[inline]
     fn len(&self) -> usize {
         self.map.len()
+    }
+    #[inline]
+    fn overflowed(&self) -> bool {
+        self.map.overflowed()
     }
     fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>) {
         if sorted {
@@ -423,6 +443,8 @@ impl<T: Copy + Default> Probing<T> {
 pub struct TwoLevelProbing<T> {
     l1: Probing<T>,
     l2: Probing<T>,
+    /// A key of this row found no room (see [`TwoLevelProbing::upsert`]).
+    overflow: bool,
 }
 
 impl<T: Copy + Default> Default for TwoLevelProbing<T> {
@@ -430,6 +452,7 @@ impl<T: Copy + Default> Default for TwoLevelProbing<T> {
         TwoLevelProbing {
             l1: Probing::default(),
             l2: Probing::default(),
+            overflow: false,
         }
     }
 }
@@ -459,20 +482,32 @@ impl<T: Copy + Default> TwoLevelProbing<T> {
         if !self.l2.order.is_empty() || bound > L1_ENTRIES {
             self.l2.reset(bound);
         }
+        self.overflow = false;
     }
 
+    /// Adds `v` into key `c` with `merge`, inserting it when absent. A key that finds both
+    /// levels at their 50% cut-off, or level 2 not sized (never prepared, or not reset
+    /// since: mask 0, where probing would never end), is dropped and the row marked
+    /// overflowed: the row is longer than its bound, which only a changed structure makes
+    /// happen.
     #[inline(always)]
     pub fn upsert(&mut self, c: usize, v: T, merge: impl Fn(&mut T, T)) {
         if self.l1.upsert(c, v, &merge) {
             return;
         }
-        let ok = self.l2.upsert(c, v, &merge);
-        assert!(ok, "KKLP row exceeds the bound it was sized for");
+        if self.l2.mask == 0 || !self.l2.upsert(c, v, &merge) {
+            self.overflow = true;
+        }
     }
 
     #[inline]
     pub fn len(&self) -> usize {
         self.l1.order.len() + self.l2.order.len()
+    }
+
+    #[inline]
+    pub fn overflowed(&self) -> bool {
+        self.overflow
     }
 
     #[inline]
@@ -527,6 +562,10 @@ impl<V: Scalar> Accumulator<V> for ProbeAcc<V> {
     #[inline]
     fn len(&self) -> usize {
         self.map.len()
+    }
+    #[inline]
+    fn overflowed(&self) -> bool {
+        self.map.overflowed()
     }
     fn emit<J: Idx>(&mut self, sorted: bool, base: usize, cols: &mut [J], vals: Option<&mut [V]>) {
         if sorted {
@@ -616,6 +655,48 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A row with more distinct columns than its bound (a structure changed since the
+    /// plan) is marked overflowed, never written past, whether level 2 was prepared or
+    /// not; the next row starts clean and is exact.
+    #[test]
+    fn rows_longer_than_their_bound_overflow() {
+        fn check<A: Accumulator<f64>>(acc: &mut A, max_row: usize, what: &str) {
+            for (bound, distinct) in [(0, 9), (1, 600), (3, 20), (L1_ENTRIES + 10, 2000)] {
+                if bound > max_row.max(L1_ENTRIES) {
+                    continue;
+                }
+                acc.begin_row(bound);
+                for c in 0..distinct {
+                    acc.insert(c * 3, 1.0);
+                    acc.insert(c * 3, 1.0);
+                }
+                // KKMEM's level 1 takes L1_ENTRIES keys whatever the bound: short rows
+                // that grow stay exact there.
+                let exact = !acc.overflowed() && acc.len() == distinct;
+                assert!(
+                    exact || acc.overflowed(),
+                    "{what}: bound {bound}, {distinct}"
+                );
+                if distinct > L1_ENTRIES + max_row {
+                    assert!(acc.overflowed(), "{what}: bound {bound}, {distinct}");
+                }
+                let stream: Vec<(usize, f64)> = (0..bound).map(|c| (c, 0.5)).collect();
+                let (cols, vals) = row(acc, &stream, true);
+                assert!(!acc.overflowed(), "{what}: bound {bound}");
+                assert_eq!(cols, (0..bound as i64).collect::<Vec<_>>(), "{what}");
+                assert!(vals.iter().all(|&v| v == 0.5), "{what}");
+            }
+        }
+        for max_row in [0, 8, L1_ENTRIES + 10] {
+            let mut l = LinkedAcc::<f64>::default();
+            l.prepare(max_row).unwrap();
+            check(&mut l, max_row, &format!("KKMEM prepared for {max_row}"));
+            let mut p = ProbeAcc::<f64>::default();
+            p.prepare(max_row).unwrap();
+            check(&mut p, max_row, &format!("KKLP prepared for {max_row}"));
         }
     }
 

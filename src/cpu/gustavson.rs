@@ -15,7 +15,7 @@ use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups};
 use crate::cpu::stream;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
-use crate::cpu::util::{row_len_mismatch, split_at_bounds, value_pair};
+use crate::cpu::util::{row_len_exceeds, row_len_mismatch, split_at_bounds, value_pair};
 use crate::cpu::workspace::WorkspacePool;
 use crate::error::{Result, Status, err};
 use crate::platform::alloc::try_zeroed_vec;
@@ -128,6 +128,9 @@ fn fill_rows<V: Scalar, O: Idx, I: Idx, J: Idx, A: Accumulator<V>>(
                     }
                 }
             }
+        }
+        if acc.overflowed() {
+            return Err(row_len_exceeds(i, e - s));
         }
         if acc.len() != e - s {
             return Err(row_len_mismatch(i, acc.len(), e - s));

@@ -47,6 +47,8 @@ impl SymbolicAcc for LinkedBits {
     }
     #[inline]
     fn count(&mut self) -> usize {
+        // The bound is the row's products, read from the same arrays: never exceeded.
+        debug_assert!(!self.0.overflowed());
         self.0.items().map(|(_, b)| b.count_ones() as usize).sum()
     }
 }
@@ -76,6 +78,8 @@ impl SymbolicAcc for ProbeBits {
     }
     #[inline]
     fn count(&mut self) -> usize {
+        // The bound is the row's products, read from the same arrays: never exceeded.
+        debug_assert!(!self.0.overflowed());
         self.0.items().map(|(_, b)| b.count_ones() as usize).sum()
     }
 }

@@ -26,6 +26,17 @@ pub fn row_len_mismatch(row: usize, got: usize, planned: usize) -> Error {
     )
 }
 
+/// The error of a row of C with more entries than the plan's count (`planned`), found
+/// when the row's accumulator, sized for that count, overflowed (see [`row_len_mismatch`]).
+pub fn row_len_exceeds(row: usize, planned: usize) -> Error {
+    Error::new(
+        Status::PlanMismatch,
+        format!(
+            "row {row} of C has more entries than the plan's {planned}: the structure of A or B changed since the symbolic phase"
+        ),
+    )
+}
+
 /// A's and B's values when the numeric kernels are to compute C's values (`want`: the
 /// caller passed a value array) and both inputs carry them; `None` runs a structure-only
 /// product.
