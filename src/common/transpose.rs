@@ -17,6 +17,8 @@ pub trait Entry: Copy + Send + Sync + std::fmt::Debug + 'static {
     fn max_usize() -> usize;
     /// `v`, which the caller checked is at most [`Entry::max_usize`].
     fn put(v: usize) -> Self;
+    /// The value as usize.
+    fn get(self) -> usize;
 }
 
 impl Entry for usize {
@@ -30,6 +32,10 @@ impl Entry for usize {
     fn put(v: usize) -> Self {
         v
     }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
 }
 
 impl<T: Idx> Entry for T {
@@ -42,6 +48,10 @@ impl<T: Idx> Entry for T {
     #[inline(always)]
     fn put(v: usize) -> Self {
         T::try_from_usize(v).expect("checked against max_usize")
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self.to_usize()
     }
 }
 
@@ -130,6 +140,34 @@ impl<TO: Entry, TI: Entry> Transpose<TO, TI> {
         })
     }
 
+    /// The first entry of `a` that is not where this transpose has it, as (position in
+    /// `a`, the row and column the transpose has for it); None when `a` has the structure
+    /// the transpose was built from. `a` must be valid (validated by the caller). Each
+    /// entry of the transpose names its position in `a` (a bijection) with its row and
+    /// column: when all of them hold, every position of `a` has the row and column it had,
+    /// so the structures are equal. O(nnz), in parallel on the current pool.
+    pub fn first_difference<O: Idx, I: Idx, V: Scalar>(
+        &self,
+        a: &CsrRef<'_, O, I, V>,
+    ) -> Option<(usize, usize, usize)> {
+        use rayon::prelude::*;
+        let n = a.ncols();
+        if a.nrows() != self.src_rows || self.offsets.len() != n + 1 || a.nnz() != self.perm.len() {
+            return Some((0, 0, 0));
+        }
+        (0..n)
+            .into_par_iter()
+            .with_min_len(256)
+            .find_map_first(|j| {
+                let (s, e) = (self.offsets[j].get(), self.offsets[j + 1].get());
+                (s..e).find_map(|q| {
+                    let (p, i) = (self.perm[q], self.rows[q].get());
+                    let here = a.col(p) == j && a.row_range(i).contains(&p);
+                    (!here).then_some((p, i, j))
+                })
+            })
+    }
+
     /// The transpose of a matrix with `nrows` rows and `nnz` entries can be stored in
     /// `TO` offsets and `TI` column indices (its columns are the matrix's rows).
     pub fn check_fits(nrows: usize, nnz: usize, name: &str) -> Result<()> {
@@ -188,5 +226,32 @@ mod tests {
         assert_eq!(t.offsets, [0, 2, 5]);
         assert_eq!(t.rows, [0, 2, 0, 0, 2]);
         assert_eq!(t.perm, [1, 4, 0, 2, 3]);
+    }
+
+    /// A matrix with the transpose's structure matches it, values aside; any legal change
+    /// of structure with the same entry count (a column moved, an entry to another row,
+    /// two entries swapped) is found, with the entry it moved.
+    #[test]
+    fn first_difference_finds_every_moved_entry() {
+        let offs = [1i32, 4, 4, 6];
+        let cols = [2i32, 1, 2, 2, 1];
+        let a = CsrRef::<i32, i32, f64>::new(3, 2, 1, &offs, &cols, None).unwrap();
+        let t = Transpose::<i32, i32>::of(&a, "A").unwrap();
+        assert_eq!(t.first_difference(&a), None);
+        let vals = [9.0; 5];
+        let with_values = CsrRef::new(3, 2, 1, &offs, &cols, Some(&vals[..])).unwrap();
+        assert_eq!(t.first_difference(&with_values), None);
+        let moved_col = [2i32, 2, 2, 2, 1];
+        let b = CsrRef::<i32, i32, f64>::new(3, 2, 1, &offs, &moved_col, None).unwrap();
+        assert_eq!(t.first_difference(&b).map(|d| d.0), Some(1));
+        let other_row = [1i32, 3, 3, 6];
+        let b = CsrRef::<i32, i32, f64>::new(3, 2, 1, &other_row, &cols, None).unwrap();
+        assert_eq!(t.first_difference(&b).map(|d| d.0), Some(2));
+        let swapped = [1i32, 2, 2, 2, 1];
+        let b = CsrRef::<i32, i32, f64>::new(3, 2, 1, &offs, &swapped, None).unwrap();
+        assert!(t.first_difference(&b).is_some());
+        let fewer = [1i32, 4, 4, 5];
+        let b = CsrRef::<i32, i32, f64>::new(3, 2, 1, &fewer, &cols[..4], None).unwrap();
+        assert!(t.first_difference(&b).is_some());
     }
 }

@@ -209,6 +209,24 @@ pub fn plan_nnz(g: &GpuPlan) -> usize {
     match *g {}
 }
 
+/// Which of A and B differs from the structure a GPU plan copied to the device (None:
+/// neither), read back and compared (see `GpuPlan::structure_differs`).
+pub fn plan_structure_differs<O: Idx, I: Idx, V: Scalar>(
+    g: &GpuPlan,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+) -> Result<Option<&'static str>> {
+    #[cfg(feature = "cuda")]
+    {
+        g.structure_differs(a, b)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (a, b);
+        match *g {}
+    }
+}
+
 /// C's row offsets of a GPU plan, 0-based, read from the device.
 pub fn plan_row_offsets(g: &GpuPlan) -> Result<Vec<usize>> {
     #[cfg(feature = "cuda")]

@@ -78,6 +78,47 @@ impl GpuPlan {
         self.nnz
     }
 
+    /// Which of A (its last `rows` rows: all of it, or a hybrid split's GPU rows) and B,
+    /// as the caller holds them now, differs from the structure this plan copied to the
+    /// device (None: neither): read back and compared, O(nnz) copied. The check of a plan
+    /// made without structure digests when validation is on (A and B validated first).
+    pub fn structure_differs<O: Idx, I: Idx, V: Scalar>(
+        &self,
+        a: &CsrRef<'_, O, I, V>,
+        b: &CsrRef<'_, O, I, V>,
+    ) -> Result<Option<&'static str>> {
+        let m = a.nrows();
+        let Some(start) = m.checked_sub(self.rows) else {
+            return Ok(Some("A"));
+        };
+        let offs = &a.row_offsets()[start..=m];
+        let first = offs[0].to_usize();
+        let entries = first - a.base()..offs[offs.len() - 1].to_usize() - a.base();
+        if entries != self.a_entries {
+            return Ok(Some("A"));
+        }
+        let s = &self.gpu.main;
+        let back = |d: &CudaSlice<i32>| drv(s.clone_dtoh(d), "copy");
+        let (ap, ac) = (back(&self.a_ptr)?, back(&self.a_col)?);
+        let (bp, bc) = (back(&self.b_ptr)?, back(&self.b_col)?);
+        drv(s.synchronize(), "synchronize")?;
+        // An empty column array went to the device as one element (see `nonempty`).
+        let same = |dev: &[i32], host: &[i32]| {
+            dev.len() == host.len().max(1) && dev[..host.len()] == *host
+        };
+        let a_ptr = dev_offsets_cow("A", offs, first, true)?;
+        let a_col = dev_cols_cow("A", &a.col_indices()[entries], a.base(), a.ncols(), true)?;
+        if !same(&ap, &a_ptr) || !same(&ac, &a_col) {
+            return Ok(Some("A"));
+        }
+        let b_ptr = dev_offsets_cow("B", b.row_offsets(), b.base(), true)?;
+        let b_col = dev_cols_cow("B", b.col_indices(), b.base(), b.ncols(), true)?;
+        if !same(&bp, &b_ptr) || !same(&bc, &b_col) {
+            return Ok(Some("B"));
+        }
+        Ok(None)
+    }
+
     /// C's row offsets (0-based, m + 1) from the device copy the plan keeps.
     pub fn row_offsets(&self) -> Result<Vec<i32>> {
         let p = drv(self.gpu.main.clone_dtoh(&self.c_ptr), "copy")?;

@@ -421,6 +421,44 @@ pub fn symbolic(
     dispatch_pattern_pair(a, b, SymbolicOp { e, o, ops, format })
 }
 
+/// With validation on, a numeric call's A and B have the structure `plan` was made for:
+/// their digests match the plan's, or, for a plan made without digests (validation off at
+/// symbolic time), they are valid and equal what the plan keeps of them (the transposes of
+/// op T and C, a GPU plan's copy on the device), O(nnz). What it keeps of neither, the
+/// length of each row of C, every CPU kernel compares with the plan as it forms the row,
+/// so a changed structure gives `PlanMismatch` or the new product, never a wrong C.
+fn check_inputs<O: Idx, I: Idx, V: Scalar>(
+    e: &Engine,
+    plan: &Plan,
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+) -> Result<()> {
+    e.install(|| {
+        check_structure(plan.digests, a, b)?;
+        if plan.digests.is_some() {
+            return Ok(());
+        }
+        plan.ops.check_structure(a, b)?;
+        let gpu = match &plan.backend {
+            BackendPlan::Cpu(_) => None,
+            BackendPlan::Gpu(g) => Some(&**g),
+            BackendPlan::Hybrid(hp) => hp.gpu.as_ref(),
+        };
+        if let Some(g) = gpu
+            && let Some(name) = cuda::plan_structure_differs(g, a, b)?
+        {
+            return err(
+                Status::PlanMismatch,
+                format!(
+                    "{name}: structure differs from the one the plan copied to the GPU (the \
+                     plan was made with validation off, so without digests)"
+                ),
+            );
+        }
+        Ok(())
+    })
+}
+
 struct NumericOp<'h, 'o> {
     e: &'h Engine,
     o: &'h Options,
@@ -460,7 +498,7 @@ impl PairOp for NumericOp<'_, '_> {
             Some(v) => Some(value_slice::<V>(v, nnz)?),
         };
         if o.validate {
-            e.install(|| check_structure(plan.digests, &a, &b))?;
+            check_inputs(e, plan, &a, &b)?;
         }
         // The replay trusts C's columns from an earlier call only while every call checks
         // the structure against the plan's digests.
@@ -678,7 +716,7 @@ impl PairOp for HostInDeviceOut<'_> {
         let (e, o, plan) = (self.e, self.o, self.plan);
         check_shape(&plan.shape, &shape_of(&a, &b))?;
         if o.validate {
-            e.install(|| check_structure(plan.digests, &a, &b))?;
+            check_inputs(e, plan, &a, &b)?;
         }
         cuda::numeric::<V>(
             self.g,

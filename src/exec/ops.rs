@@ -122,6 +122,33 @@ impl Ops {
             .sum()
     }
 
+    /// The transposes are those of A's and B's structure as given now: the check of a
+    /// plan made without structure digests when validation is on (A and B validated
+    /// first). O(nnz) per transposed operand, on the current pool; `PlanMismatch` naming
+    /// the first entry that moved.
+    pub fn check_structure<O: Idx, I: Idx, V: Scalar>(
+        &self,
+        a: &CsrRef<'_, O, I, V>,
+        b: &CsrRef<'_, O, I, V>,
+    ) -> Result<()> {
+        for (t, m, name) in [(&self.a, a, "A"), (&self.b, b, "B")] {
+            let Some(t) = t else { continue };
+            if let Some((p, i, j)) = t.structure::<O, I>()?.first_difference(m) {
+                return Err(Error::new(
+                    Status::PlanMismatch,
+                    format!(
+                        "{name}: structure differs from the one the plan was made for: its \
+                         entry at position {p} is no longer in row {i}, column {j} (0-based) \
+                         as in the {} the plan keeps (made with validation off, the plan \
+                         has no digests)",
+                        t.op.of(name)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Calls `f` with op(A) and op(B): A and B themselves, or their transposes with this
     /// call's values of A and B gathered (when `values`; else structure-only views).
     pub fn with_operands<O, I, V, R>(
