@@ -7,6 +7,7 @@ mod common;
 mod bench_smoke;
 mod fortran_module;
 mod header;
+mod plan_without_digests;
 mod spgemm_cpu;
 mod spgemm_ops;
 mod spmm_complex;
