@@ -27,6 +27,12 @@
  *      at seed ^ lane, so two words changed by 1 exchanged lanes 0 and 1): a numeric call
  *      with A corrupted that way ran the kernels on an out-of-range column and returned
  *      INTERNAL (a caught panic) instead of PLAN_MISMATCH.
+ *  F9  a plan made with validation off keeps no structure digests: after a legal change of A
+ *      (same nnz), a numeric call with validation on returned INTERNAL ("index out of bounds:
+ *      the len is 0 but the index is 0": KKLP's level 2, never prepared, took the row the
+ *      plan had planned short), and with op(A) = A^T gave a silently wrong C (the plan's
+ *      transpose of the old A); both must be PLAN_MISMATCH (fuzz/corpus/
+ *      issue27-plan-without-digests-kklp-row-grows).
  * Each prints what went wrong; the program prints "N passed, M failed" and exits non-zero
  * on failure.
  */
@@ -333,6 +339,69 @@ static void test_f8_digest_collision(void) {
     spgemm_destroy(h);
 }
 
+/* F9: plan made with validation off (KKLP, unsorted), A's column moved so that row 0 of C
+   grows from 1 to 16 entries, then validation on: PLAN_MISMATCH naming the row (also with
+   validation off now), and the plan still right with the planned A. */
+static void test_f9_plan_without_digests_row_grows(void) {
+    int32_t arp[3] = {0, 1, 1}, aci[1] = {0}, brp[3] = {0, 1, 17}, bci[17], crow[3], cc[1];
+    double av[1] = {2}, bv[17], cv[1];
+    int i;
+    spgemm_handle_t *h = handle(0, 1, SPGEMM_ALG_KKLP);
+    spgemm_matrix_t *a, *b;
+    spgemm_plan_t *plan = NULL;
+    spgemm_status_t s;
+    bci[0] = 3;
+    for (i = 1; i < 17; i++) bci[i] = i - 1;
+    for (i = 0; i < 17; i++) bv[i] = i + 1;
+    a = csr(2, 2, arp, aci, av);
+    b = csr(2, 16, brp, bci, bv);
+    CHECK_OK(h, spgemm_set_sorted_output(h, 0));
+    CHECK_OK(h, spgemm_symbolic(h, a, b, SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, crow, &plan));
+    CHECK_OK(h, spgemm_numeric(h, plan, a, b, cc, cv));
+    CHECK(crow[1] == 1 && cc[0] == 3 && cv[0] == 2);
+    aci[0] = 1; /* legal: row 0 of A now reads B's row of 16 columns */
+    CHECK_OK(h, spgemm_set_validation(h, 1));
+    capture_begin();
+    s = spgemm_numeric(h, plan, a, b, cc, cv);
+    CHECK(capture_end() == 0);
+    CHECK_ERR(h, s, SPGEMM_STATUS_PLAN_MISMATCH, WORDS("row", "0", "plan"));
+    CHECK_OK(h, spgemm_set_validation(h, 0));
+    s = spgemm_numeric(h, plan, a, b, cc, cv);
+    if (!CHECK(s != SPGEMM_STATUS_INTERNAL)) fprintf(stderr, "  F9: validation off: %s\n", spgemm_last_error(h));
+    aci[0] = 0;
+    CHECK_OK(h, spgemm_set_validation(h, 1));
+    CHECK_OK(h, spgemm_numeric(h, plan, a, b, cc, cv));
+    CHECK(cc[0] == 3 && cv[0] == 2);
+    spgemm_plan_destroy(plan);
+    spgemm_matrix_destroy(a);
+    spgemm_matrix_destroy(b);
+    spgemm_destroy(h);
+}
+
+/* F9 with op(A) = A^T: A's two entries swap rows (C's row lengths stay 1 and 1), which the
+   plan's transpose of the old A hid: PLAN_MISMATCH naming A, then the planned A is right. */
+static void test_f9_plan_without_digests_transpose(void) {
+    int32_t arp[3] = {0, 1, 2}, aci[2] = {0, 1}, brp[3] = {0, 1, 2}, bci[2] = {0, 1}, crow[3], cc[2];
+    double av[2] = {2, 3}, bv[2] = {5, 7}, cv[2];
+    spgemm_handle_t *h = handle(0, 2, SPGEMM_ALG_AUTO);
+    spgemm_matrix_t *a = csr(2, 2, arp, aci, av), *b = csr(2, 2, brp, bci, bv);
+    spgemm_plan_t *plan = NULL;
+    CHECK_OK(h, spgemm_symbolic_op(h, SPGEMM_OPERATION_TRANSPOSE, a, SPGEMM_OPERATION_NON_TRANSPOSE, b,
+                                   SPGEMM_INDEX_INT32, SPGEMM_INDEX_INT32, 0, crow, &plan));
+    aci[0] = 1; /* legal: A = {(0,1) 2, (1,0) 3}, so C = A^T B = {(0,1) 21, (1,0) 10} */
+    aci[1] = 0;
+    CHECK_OK(h, spgemm_set_validation(h, 1));
+    CHECK_ERR(h, spgemm_numeric(h, plan, a, b, cc, cv), SPGEMM_STATUS_PLAN_MISMATCH, WORDS("A", "structure"));
+    aci[0] = 0;
+    aci[1] = 1;
+    CHECK_OK(h, spgemm_numeric(h, plan, a, b, cc, cv));
+    CHECK(crow[1] == 1 && crow[2] == 2 && cc[0] == 0 && cv[0] == 10 && cc[1] == 1 && cv[1] == 21);
+    spgemm_plan_destroy(plan);
+    spgemm_matrix_destroy(a);
+    spgemm_matrix_destroy(b);
+    spgemm_destroy(h);
+}
+
 /* F5: when spgemm_destroy returns, the handle's worker threads are gone. */
 static void test_f5_destroy_joins_workers(void) {
     int i, alive = 0, before = thread_count();
@@ -357,5 +426,7 @@ int main(void) {
     test_f5_destroy_joins_workers();
     test_f7_fresh_arrays_after_reuse();
     test_f8_digest_collision();
+    test_f9_plan_without_digests_row_grows();
+    test_f9_plan_without_digests_transpose();
     return check_report();
 }
