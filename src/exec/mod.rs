@@ -6,6 +6,7 @@
 //! and C's arrays.
 
 pub mod dist;
+pub mod dist_spgemm;
 mod engine;
 mod hybrid;
 mod ops;
