@@ -94,6 +94,8 @@ pub trait NodeSpgemm: NodeSpmm {
     ) -> Result<Self::Plan>;
     /// Entries of C.
     fn spgemm_nnz(&self, p: &Self::Plan) -> usize;
+    /// Scalar multiplications of the product.
+    fn spgemm_flops(&self, p: &Self::Plan) -> u64;
     /// C's row offsets (rows + 1, in the plan's format).
     fn spgemm_row_offsets(&self, p: &Self::Plan, out: OffsetSliceMut<'_>) -> Result<()>;
     /// C's column indices and (if `vals` is given) values with the current values of A

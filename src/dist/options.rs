@@ -82,6 +82,8 @@ pub struct SpgemmStats {
     pub local_s: f64,
     /// Rows of B (of every product's B) this rank fetched from other ranks.
     pub rows_imported: u64,
+    /// Scalar multiplications of this rank's products (GFLOP/s = 2 flops / s / 1e9).
+    pub flops: u64,
     /// Bytes this rank sent and received in the symbolic phase (structure) and in each
     /// numeric phase (values), messages to itself excluded.
     pub symbolic_bytes_sent: u64,

@@ -164,6 +164,7 @@ struct Product<I, V, P> {
     row_start: usize,
     ncols: usize,
     rows_imported: u64,
+    flops: u64,
     bytes: (u64, u64),
 }
 
@@ -568,7 +569,9 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
     })();
     let plan = agreed(w, planned)?;
     let nnz = node.spgemm_nnz(&plan);
+    let flops = node.spgemm_flops(&plan);
     Ok(Product {
+        flops,
         tr,
         a_offs,
         a_cols: a_cols_new,
@@ -864,6 +867,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
         let mut st = SpgemmStats::default();
         for p in &products {
             st.rows_imported += p.rows_imported;
+            st.flops += p.flops;
             st.symbolic_bytes_sent += p.bytes.0;
             st.symbolic_bytes_received += p.bytes.1;
             let (s, r) = p.value_bytes();

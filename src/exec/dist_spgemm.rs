@@ -152,10 +152,19 @@ mod on {
             format: OutputFormat,
         ) -> Result<Plan> {
             let nn = Op::NonTranspose;
-            crate::exec::symbolic(self.e, self.o, (nn, a), (nn, b), format)
+            // The backend built A and B (valid) and keeps them unchanged: no validation
+            // here; the caller's matrices are checked by the backend.
+            let o = Options {
+                validate: false,
+                ..*self.o
+            };
+            crate::exec::symbolic(self.e, &o, (nn, a), (nn, b), format)
         }
         fn spgemm_nnz(&self, p: &Plan) -> usize {
             p.nnz()
+        }
+        fn spgemm_flops(&self, p: &Plan) -> u64 {
+            p.flops()
         }
         fn spgemm_row_offsets(&self, p: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
             self.e.install(|| crate::exec::write_row_offsets(p, out))
@@ -168,7 +177,11 @@ mod on {
             cols: IndexSliceMut<'_>,
             vals: Option<ValueSliceMut<'_>>,
         ) -> Result<()> {
-            crate::exec::numeric(self.e, self.o, p, a, b, cols, vals)
+            let o = Options {
+                validate: false,
+                ..*self.o
+            };
+            crate::exec::numeric_fixed_inputs(self.e, &o, p, a, b, cols, vals)
         }
     }
 
