@@ -17,6 +17,11 @@
 #   MPIRUN_FLAGS  extra mpirun flags ("--bind-to none": on a shared machine no rank is
 #            pinned to a core someone else is using)
 #   DRIVER   the driver (build/petsc_dist; built with `make petsc-driver` when missing)
+# OMPI_MCA_* variables pass through to mpirun. On a loaded machine, ranks at np <= cores
+# busy-poll and starve each other: OMPI_MCA_mpi_yield_when_idle=1 (the setting OpenMPI takes
+# by itself when oversubscribed) made np 2 two to three times faster at load 6-8 on 2 cores;
+# give the libspgemm runs the same setting when comparing. The value is on each line
+# (ompi_yield_when_idle: "default" when unset).
 # Each line gets load1_before, the 1-minute load average when the run started.
 # Errors of a run become a line {"lib":"petsc","error":...} with the run's mode, np, alg
 # and inputs, and the script goes on with the next run.
@@ -77,14 +82,15 @@ run_one() { # np mode alg files... (for spmm the last word is K)
   # the 1-minute load average before the run, on each line: the machine may be shared
   local load
   load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo null)
+  local yield="\"ompi_yield_when_idle\":\"${OMPI_MCA_mpi_yield_when_idle:-default}\""
   echo "== np=$np $mode $alg $* (load $load)" >&2
   timeout "$TIMEOUT" "${MPIRUN[@]}" -np "$np" "$DRIVER" "$mode" "$@" --reps "$REPS" --alg "$alg" \
     > "$tmp" 2> "$tmp.err"
   rc=$?
   nrun=$((nrun + 1))
-  local ctx="\"load1_before\":$load,\"mode\":\"$mode\",\"alg\":\"$(json_esc "$alg")\",\"np\":$np,\"inputs\":[$ins]${K:+,\"K\":$K},\"rc\":$rc"
+  local ctx="\"load1_before\":$load,$yield,\"mode\":\"$mode\",\"alg\":\"$(json_esc "$alg")\",\"np\":$np,\"inputs\":[$ins]${K:+,\"K\":$K},\"rc\":$rc"
   if grep -q '^{"lib":"petsc","petsc_version"' "$tmp" && [ "$rc" = 0 ]; then
-    grep '^{"lib":"petsc","petsc_version"' "$tmp" | sed "s/}\$/,\"load1_before\":$load}/" | tee -a "$OUT"
+    grep '^{"lib":"petsc","petsc_version"' "$tmp" | sed "s/}\$/,\"load1_before\":$load,$yield}/" | tee -a "$OUT"
   else
     nerr=$((nerr + 1))
     if grep -q '^{"lib":"petsc","error"' "$tmp"; then
