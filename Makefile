@@ -6,6 +6,8 @@
 #   make install PREFIX=DIR [DESTDIR=STAGE]   library, headers, Fortran module source,
 #                 pkg-config file and CMake package under DIR; the MKL compatibility layer
 #                 libspgemm_mkl with its headers in include/spgemm-mkl and spgemm-mkl.pc
+#   make petsc-driver   build/petsc_dist, the PETSc peer of the distributed benchmarks
+#                 (scripts/bench_dist_petsc.sh; not part of make check)
 
 CARGO   ?= cargo
 CC      ?= cc
@@ -18,7 +20,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 
 # dist-check-run: see dist-check
-.PHONY: dist-check-run
+.PHONY: dist-check-run petsc-driver
 .PHONY: all lib demo check lint layers rust-test cuda-check c-test abi-coverage header-check symbols \
         clean install fortran-module fortran-check examples-check deps-demo deps-check dist-check \
         mkl-lib mkl-check
@@ -277,6 +279,20 @@ dist-check-run:
 	  for np in 2 4; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_amg_f"; \
 	    $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_amg_f; done; \
 	else echo "$(MPIFORT) not found: the Fortran example is not run"; fi
+
+# ---- PETSc peer driver (not part of `make check`) ----
+# build/petsc_dist: PETSc's MatMatMult / MatPtAP / MatMatMatMult / MatTransposeMatMult and
+# AIJ x dense on the libspgemm row/column split, one JSON line per run; driven by
+# scripts/bench_dist_petsc.sh. Needs mpicc and a PETSc with a pkg-config file (Debian:
+# petsc-dev). PETSc's headers come in with -isystem: the driver itself is -Wall -Wextra clean.
+PETSC_PC      ?= PETSc
+petsc-driver: | $(BUILD)
+	@command -v $(MPICC) >/dev/null 2>&1 || { echo "petsc-driver: $(MPICC) not found"; exit 1; }
+	@pkg-config --exists $(PETSC_PC) || { echo "petsc-driver: pkg-config finds no $(PETSC_PC) (Debian: apt-get install petsc-dev)"; exit 1; }
+	$(MPICC) -O2 -std=c99 -Wall -Wextra -Werror \
+	  $$(pkg-config --cflags-only-I $(PETSC_PC) | sed 's/-I/-isystem /g') $$(pkg-config --cflags-only-other $(PETSC_PC)) \
+	  bench/petsc/petsc_dist.c -o $(BUILD)/petsc_dist \
+	  $$(pkg-config --libs $(PETSC_PC)) -Wl,-rpath,$$(pkg-config --variable=libdir $(PETSC_PC)) -lm
 
 # ---- Installation (GNU conventions: PREFIX, DESTDIR, libdir, includedir) ----
 PREFIX     ?= /usr/local
