@@ -6,6 +6,8 @@
 #   make install PREFIX=DIR [DESTDIR=STAGE]   library, headers, Fortran module source,
 #                 pkg-config file and CMake package under DIR; the MKL compatibility layer
 #                 libspgemm_mkl with its headers in include/spgemm-mkl and spgemm-mkl.pc
+#   make petsc-driver   build/petsc_dist, the PETSc peer of the distributed benchmarks
+#                 (scripts/bench_dist_petsc.sh; not part of make check)
 
 CARGO   ?= cargo
 CC      ?= cc
@@ -18,7 +20,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 
 # dist-check-run: see dist-check
-.PHONY: dist-check-run
+.PHONY: dist-check-run petsc-driver
 .PHONY: all lib demo check lint layers rust-test cuda-check c-test abi-coverage header-check symbols \
         clean install fortran-module fortran-check examples-check deps-demo deps-check dist-check \
         mkl-lib mkl-check
@@ -216,11 +218,12 @@ mkl-check: mkl-lib
 # without the feature) and this one never replace each other's files. Skipped, with a
 # message, where mpicc or mpirun is missing (.ci/run installs Open MPI). Runs: clippy of
 # every target with the feature, scripts/dist_check.sh (spgemm-dist-check under mpirun at
-# 1, 2, 3, 4 ranks and 4 on a 2 x 2 grid), then the C ABI test ffi-tests/mpi/dist_spmm.c
-# (mpicc, no sanitizers: Open MPI's own allocations would be reported) at $(DIST_NP) ranks,
-# the C++ layer's test ffi-tests/mpi/dist_cxx.cpp (1, 3 ranks)
-# and the examples examples-c/dist_spmm.c (2, 4 ranks) and examples-fortran/dist_spmm.f90
-# (1, 3 ranks). DIST_CHECK=0 skips it.
+# 1, 2, 3, 4 ranks and 4 on a 2 x 2 grid; with --spgemm at 1 to 4 ranks), then the C ABI
+# tests ffi-tests/mpi/dist_spmm.c and dist_spgemm.c (mpicc, no sanitizers: Open MPI's own
+# allocations would be reported) at $(DIST_NP) ranks, the C++ layer's test
+# ffi-tests/mpi/dist_cxx.cpp (1, 3 ranks) and the examples examples-c/dist_spmm.c (2, 4
+# ranks), examples-c/dist_spgemm_petsc.c (1, 3), examples-fortran/dist_spmm.f90 (1, 3) and
+# examples-fortran/dist_amg.f90 (2, 4). DIST_CHECK=0 skips it.
 DIST_CHECK  ?= 1
 DIST_NP     ?= 1 2 3 4
 MPI_TARGET  := target/mpi
@@ -250,6 +253,10 @@ dist-check-run:
 	  -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)) -lm
 	@set -e; for np in $(DIST_NP); do echo "== mpirun -np $$np $(BUILD)/mpi/dist_spmm"; \
 	  $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_spmm; done
+	$(MPICC) -g -O1 $(CFLAGS_STRICT) -Iinclude ffi-tests/mpi/dist_spgemm.c -o $(BUILD)/mpi/dist_spgemm \
+	  -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)) -lm
+	@set -e; for np in $(DIST_NP); do echo "== mpirun -np $$np $(BUILD)/mpi/dist_spgemm"; \
+	  $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_spgemm; done
 	$(MPICXX) -g -std=c++17 -Wall -Wextra -Werror -Iinclude ffi-tests/mpi/dist_cxx.cpp -o $(BUILD)/mpi/dist_cxx \
 	  -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR))
 	@set -e; for np in 1 3; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_cxx"; \
@@ -258,12 +265,34 @@ dist-check-run:
 	  -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)) -lm
 	@set -e; for np in 2 4; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_spmm_c"; \
 	  $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_spmm_c; done
+	$(MPICC) -O2 $(CFLAGS_STRICT) -Iinclude examples-c/dist_spgemm_petsc.c -o $(BUILD)/mpi/dist_spgemm_petsc \
+	  -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)) -lm
+	@set -e; for np in 1 3; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_spgemm_petsc"; \
+	  $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_spgemm_petsc; done
 	@if command -v $(MPIFORT) >/dev/null 2>&1; then set -e; \
 	  $(MPIFORT) -std=f2008 -Wall -Werror -J$(BUILD)/mpi include/spgemm.f90 examples-fortran/dist_spmm.f90 \
 	    -o $(BUILD)/mpi/dist_spmm_f -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)); \
 	  for np in 1 3; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_spmm_f"; \
 	    $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_spmm_f; done; \
+	  $(MPIFORT) -std=f2008 -Wall -Werror -J$(BUILD)/mpi include/spgemm.f90 examples-fortran/dist_amg.f90 \
+	    -o $(BUILD)/mpi/dist_amg_f -L$(MPI_LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(MPI_LIBDIR)); \
+	  for np in 2 4; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_amg_f"; \
+	    $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_amg_f; done; \
 	else echo "$(MPIFORT) not found: the Fortran example is not run"; fi
+
+# ---- PETSc peer driver (not part of `make check`) ----
+# build/petsc_dist: PETSc's MatMatMult / MatPtAP / MatMatMatMult / MatTransposeMatMult and
+# AIJ x dense on the libspgemm row/column split, one JSON line per run; driven by
+# scripts/bench_dist_petsc.sh. Needs mpicc and a PETSc with a pkg-config file (Debian:
+# petsc-dev). PETSc's headers come in with -isystem: the driver itself is -Wall -Wextra clean.
+PETSC_PC      ?= PETSc
+petsc-driver: | $(BUILD)
+	@command -v $(MPICC) >/dev/null 2>&1 || { echo "petsc-driver: $(MPICC) not found"; exit 1; }
+	@pkg-config --exists $(PETSC_PC) || { echo "petsc-driver: pkg-config finds no $(PETSC_PC) (Debian: apt-get install petsc-dev)"; exit 1; }
+	$(MPICC) -O2 -std=c99 -Wall -Wextra -Werror \
+	  $$(pkg-config --cflags-only-I $(PETSC_PC) | sed 's/-I/-isystem /g') $$(pkg-config --cflags-only-other $(PETSC_PC)) \
+	  bench/petsc/petsc_dist.c -o $(BUILD)/petsc_dist \
+	  $$(pkg-config --libs $(PETSC_PC)) -Wl,-rpath,$$(pkg-config --variable=libdir $(PETSC_PC)) -lm
 
 # ---- Installation (GNU conventions: PREFIX, DESTDIR, libdir, includedir) ----
 PREFIX     ?= /usr/local

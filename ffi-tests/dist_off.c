@@ -1,5 +1,5 @@
 /*
- * The distributed SpMM entry points without MPI: `make c-test` links the library built
+ * The distributed SpMM and SpGEMM entry points without MPI: `make c-test` links the library built
  * without the `mpi` feature, where creating a distributed matrix is
  * SPGEMM_STATUS_NOT_SUPPORTED (a library built with it, run without MPI_Init, gives
  * SPGEMM_STATUS_INVALID_VALUE instead: MPI not initialised). Everything else must reject
@@ -54,6 +54,33 @@ int main(void) {
               SPGEMM_STATUS_NULL_POINTER, WORDS("plan"));
     CHECK_OK(NULL, spgemm_dist_plan_destroy(NULL));
     CHECK_OK(NULL, spgemm_dist_matrix_destroy(NULL));
+    /* Distributed SpGEMM: the same for its entry points. */
+    {
+        spgemm_dist_spgemm_plan_t *sp = (spgemm_dist_spgemm_plan_t *)&h; /* overwritten */
+        int64_t offs[3] = {0, 0, 0}, c_cols[1] = {0};
+        double c_vals[1] = {0.0};
+        int32_t ops = -1;
+        CHECK_ERR(h, spgemm_dist_spgemm_symbolic(h, SPGEMM_OPERATION_NON_TRANSPOSE, NULL, NULL,
+                                                 SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT64,
+                                                 SPGEMM_INDEX_BASE_ZERO, offs, &sp),
+                  SPGEMM_STATUS_NULL_POINTER, WORDS("A"));
+        CHECK(sp == NULL);
+        CHECK_ERR(h, spgemm_dist_rap_symbolic(h, SPGEMM_OPERATION_TRANSPOSE, NULL, NULL, NULL,
+                                              SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT64,
+                                              SPGEMM_INDEX_BASE_ZERO, offs, &sp),
+                  SPGEMM_STATUS_NULL_POINTER, WORDS("R"));
+        CHECK_ERR(h, spgemm_dist_spgemm_numeric(h, NULL, NULL, NULL, NULL, c_cols, c_vals),
+                  SPGEMM_STATUS_NULL_POINTER, WORDS("plan"));
+        CHECK_ERR(NULL, spgemm_dist_spgemm_plan_get_info(NULL, &i64, &i64, &i64, &i64, &i64, &ops),
+                  SPGEMM_STATUS_NULL_POINTER, WORDS("plan"));
+        CHECK_ERR(NULL, spgemm_dist_spgemm_plan_get_stats(NULL, &secs, &secs, &secs, &i64, &i64,
+                                                          &i64, &i64),
+                  SPGEMM_STATUS_NULL_POINTER, WORDS("plan"));
+        CHECK_ERR(NULL, spgemm_dist_matrix_get_local_sizes(NULL, &i64, &i64),
+                  SPGEMM_STATUS_NULL_POINTER, WORDS("matrix"));
+        CHECK_OK(NULL, spgemm_dist_spgemm_plan_destroy(NULL));
+        CHECK(c_cols[0] == 0 && c_vals[0] == 0.0 && ops == -1);
+    }
     CHECK(SPGEMM_DIST_ALG_AUTO == 0 && SPGEMM_DIST_ALG_SA15D == 1 && SPGEMM_DIST_ALG_SA2D == 2 &&
           SPGEMM_DIST_ALG_SC2D == 3 && SPGEMM_DIST_ALG_SA2D_ASYNC == 4 &&
           SPGEMM_DIST_ALG_SC2D_ASYNC == 5);

@@ -96,6 +96,13 @@ module spgemm
   public :: spgemm_dist_spmm_update_values
   public :: spgemm_dist_spmm
   public :: spgemm_dist_plan_destroy
+  public :: spgemm_dist_spgemm_symbolic
+  public :: spgemm_dist_rap_symbolic
+  public :: spgemm_dist_spgemm_numeric
+  public :: spgemm_dist_spgemm_plan_get_info
+  public :: spgemm_dist_spgemm_plan_get_stats
+  public :: spgemm_dist_matrix_get_local_sizes
+  public :: spgemm_dist_spgemm_plan_destroy
   public :: spgemm_create
   public :: spgemm_destroy
   public :: spgemm_set_num_threads
@@ -538,6 +545,176 @@ module spgemm
       type(c_ptr), value :: plan
       integer(c_int32_t) :: status
     end function spgemm_dist_plan_destroy
+
+    ! Symbolic phase of the distributed product C = op(A) * B, as PETSc's `MatMatMult`
+    ! (op N) and `MatTransposeMatMult` (op T; `SPGEMM_OPERATION_CONJUGATE_TRANSPOSE` is the
+    ! same for real values) on MPIAIJ matrices. Collective over A's communicator.
+    !
+    ! - `a`, `b`: distributed matrices (`spgemm_dist_matrix_create_csr`) on one communicator,
+    ! with the same offset, index and value types (float or double). op(A)'s columns must
+    ! be B's rows (A's global columns for op N, its global rows for op T). B's row blocks
+    ! say where each row of B lives; A's column ranges (`x_start`) matter only for op T,
+    ! where they are the rows of A^T, hence of C, each rank owns.
+    ! - C is distributed like op(A)'s rows: this rank gets rows `row_start .. + local_rows`
+    ! of A (op N) or its `x_start .. + x_rows` (op T), with GLOBAL column indices (B's
+    ! columns), stored as `c_offset_type` offsets, `c_index_type` indices, base `c_base`.
+    ! - `c_row_offsets`: this rank's C row offsets (its rows + 1 entries) are written here;
+    ! `spgemm_dist_spgemm_plan_get_info` gives the local nnz to size C's other arrays.
+    !
+    ! The symbolic phase fetches the structure of the rows of B (of A^T's entries for op T)
+    ! that this rank needs from their owners and plans the local product; each numeric
+    ! call moves only values. Every entry of C is summed in the order of op(A)'s row, as the
+    ! serial product of the gathered matrices sums it: the values are bitwise the serial
+    ! ones at any number of ranks.
+    !
+    ! On success `*plan` owns the plan (`spgemm_dist_spgemm_plan_destroy`, collective).
+    ! Errors, the same on every rank: those of `spgemm_symbolic` (`SPGEMM_STATUS_INDEX_OVERFLOW`
+    ! when a rank's C does not fit `c_offset_type` / `c_index_type`), of validation (a rank's
+    ! bad structure or index), `SPGEMM_STATUS_DIMENSION_MISMATCH` (inner dimensions differ),
+    ! `SPGEMM_STATUS_INVALID_VALUE` (ranges that do not tile, matrices on different
+    ! communicators, bad codes), `SPGEMM_STATUS_TYPE_MISMATCH` (operands of different types),
+    ! `SPGEMM_STATUS_NOT_SUPPORTED` (complex values; a build without MPI). A NULL matrix is
+    ! reported on its own rank only (there is no communicator to agree over): every rank
+    ! must pass live matrices, as for any collective MPI call.
+    !
+    ! # Safety
+    ! `handle` NULL or live; `a`, `b` NULL or live; `c_row_offsets` with room for this rank's
+    ! rows + 1 entries of `c_offset_type`; `plan` NULL or writable.
+    function spgemm_dist_spgemm_symbolic(handle, op_a, a, b, c_offset_type, c_index_type, c_base, &
+        c_row_offsets, plan) &
+        bind(C, name="spgemm_dist_spgemm_symbolic") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: op_a
+      type(c_ptr), value :: a
+      type(c_ptr), value :: b
+      integer(c_int32_t), value :: c_offset_type
+      integer(c_int32_t), value :: c_index_type
+      integer(c_int32_t), value :: c_base
+      type(c_ptr), value :: c_row_offsets
+      type(c_ptr), intent(out) :: plan
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spgemm_symbolic
+
+    ! Symbolic phase of C = op(R) * A * P in one plan, the coarse operator of an AMG setup
+    ! (PETSc's `MatMatMatMult` and `MatPtAP`): op N gives R*A*P; op T gives P^T*A*P (pass P
+    ! as `r` too). A*P is formed first and kept in the plan; op(R) times it second. C is
+    ! distributed like op(R)'s rows. Everything else as `spgemm_dist_spgemm_symbolic`.
+    ! Collective over the matrices' communicator.
+    !
+    ! # Safety
+    ! As for `spgemm_dist_spgemm_symbolic`, with `r`, `a`, `p` NULL or live.
+    function spgemm_dist_rap_symbolic(handle, op_r, r, a, p, c_offset_type, c_index_type, c_base, &
+        c_row_offsets, plan) &
+        bind(C, name="spgemm_dist_rap_symbolic") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int32_t), value :: op_r
+      type(c_ptr), value :: r
+      type(c_ptr), value :: a
+      type(c_ptr), value :: p
+      integer(c_int32_t), value :: c_offset_type
+      integer(c_int32_t), value :: c_index_type
+      integer(c_int32_t), value :: c_base
+      type(c_ptr), value :: c_row_offsets
+      type(c_ptr), intent(out) :: plan
+      integer(c_int32_t) :: status
+    end function spgemm_dist_rap_symbolic
+
+    ! Numeric phase: this rank's nnz column indices (global, the plan's type and base) and
+    ! values of C, with the current values of the matrices of the symbolic call, passed in
+    ! the same order (`m0`, `m1` = A, B with `m2` NULL; or R, A, P). Call it again whenever
+    ! their values change (same structure): only values move between ranks. With validation
+    ! on (the default), a rank whose matrix changed structure makes it
+    ! `SPGEMM_STATUS_PLAN_MISMATCH` on every rank. Collective.
+    ! Errors, the same on every rank: `SPGEMM_STATUS_PLAN_MISMATCH`,
+    ! `SPGEMM_STATUS_NULL_POINTER` (an output array), `SPGEMM_STATUS_INVALID_VALUE` (operands
+    ! other than the plan's count), those of validation. NULL `handle`, `plan` or matrices
+    ! are reported on their rank only (as for the symbolic phase).
+    !
+    ! # Safety
+    ! `handle`, `plan` NULL or live; the matrices NULL or live; `c_col_indices` and
+    ! `c_values` with room for the local nnz entries of their types.
+    function spgemm_dist_spgemm_numeric(handle, plan, m0, m1, m2, c_col_indices, c_values) &
+        bind(C, name="spgemm_dist_spgemm_numeric") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: handle
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: m0
+      type(c_ptr), value :: m1
+      type(c_ptr), value :: m2
+      type(c_ptr), value :: c_col_indices
+      type(c_ptr), value :: c_values
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spgemm_numeric
+
+    ! What the plan gives this rank: its rows of C (first global row and count), C's global
+    ! columns, the local and global nnz of C, and the operand count (2 or 3). Each output
+    ! may be NULL. Local.
+    !
+    ! # Safety
+    ! `plan` NULL or live; outputs NULL or writable.
+    function spgemm_dist_spgemm_plan_get_info(plan, row_start, local_rows, global_cols, &
+        local_nnz, global_nnz, operands) &
+        bind(C, name="spgemm_dist_spgemm_plan_get_info") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int64_t), intent(out) :: row_start
+      integer(c_int64_t), intent(out) :: local_rows
+      integer(c_int64_t), intent(out) :: global_cols
+      integer(c_int64_t), intent(out) :: local_nnz
+      integer(c_int64_t), intent(out) :: global_nnz
+      integer(c_int32_t), intent(out) :: operands
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spgemm_plan_get_info
+
+    ! Time and traffic on this rank: seconds of the symbolic phase and of the last numeric
+    ! call (of which moving values), rows of B fetched from other ranks, bytes received from
+    ! other ranks in the symbolic phase (structure) and in each numeric call (values), and
+    ! the scalar multiplications of this rank's products. Each output may be NULL. Local.
+    !
+    ! # Safety
+    ! `plan` NULL or live; outputs NULL or writable.
+    function spgemm_dist_spgemm_plan_get_stats(plan, symbolic_seconds, numeric_seconds, &
+        import_seconds, rows_imported, symbolic_bytes_received, numeric_bytes_received, flops) &
+        bind(C, name="spgemm_dist_spgemm_plan_get_stats") result(status)
+      import :: c_double, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: plan
+      real(c_double), intent(out) :: symbolic_seconds
+      real(c_double), intent(out) :: numeric_seconds
+      real(c_double), intent(out) :: import_seconds
+      integer(c_int64_t), intent(out) :: rows_imported
+      integer(c_int64_t), intent(out) :: symbolic_bytes_received
+      integer(c_int64_t), intent(out) :: numeric_bytes_received
+      integer(c_int64_t), intent(out) :: flops
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spgemm_plan_get_stats
+
+    ! This rank's share of a distributed matrix: its rows and its rows of X (its block of
+    ! columns: the rows of A^T it owns). Each output may be NULL. Local.
+    !
+    ! # Safety
+    ! `matrix` NULL or live; outputs NULL or writable.
+    function spgemm_dist_matrix_get_local_sizes(matrix, local_rows, x_rows) &
+        bind(C, name="spgemm_dist_matrix_get_local_sizes") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: matrix
+      integer(c_int64_t), intent(out) :: local_rows
+      integer(c_int64_t), intent(out) :: x_rows
+      integer(c_int32_t) :: status
+    end function spgemm_dist_matrix_get_local_sizes
+
+    ! Releases a distributed SpGEMM plan (frees its duplicate of the communicator).
+    ! Collective over the plan's communicator, like `MPI_Comm_free`. `NULL` is a no-op.
+    !
+    ! # Safety
+    ! `plan` NULL or a live plan, not used after.
+    function spgemm_dist_spgemm_plan_destroy(plan) &
+        bind(C, name="spgemm_dist_spgemm_plan_destroy") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int32_t) :: status
+    end function spgemm_dist_spgemm_plan_destroy
 
     ! Creates a handle with the default number of threads (environment variable
     ! `SPGEMM_NUM_THREADS`, else all cores, at most `SPGEMM_MAX_THREADS`) and default

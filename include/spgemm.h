@@ -49,6 +49,10 @@ typedef struct spgemm_dist_matrix_t spgemm_dist_matrix_t;
 // Opaque distributed SpMM plan (algorithm, grid, A's tiles on their ranks, buffers).
 typedef struct spgemm_dist_plan_t spgemm_dist_plan_t;
 
+// Opaque distributed SpGEMM plan: the rows each rank imports, the node plans, for R*A*P
+// the intermediate A*P, and a duplicate of the communicator.
+typedef struct spgemm_dist_spgemm_plan_t spgemm_dist_spgemm_plan_t;
+
 // Opaque library context: worker threads, options and reusable workspace.
 typedef struct spgemm_handle_t spgemm_handle_t;
 
@@ -80,6 +84,9 @@ typedef int32_t spgemm_layout_t;
 // Distributed SpMM algorithm. See `SPGEMM_DIST_ALG_*`.
 typedef int32_t spgemm_dist_algorithm_t;
 
+// op(A) in SpMM, op(A) and op(B) in SpGEMM. See `SPGEMM_OPERATION_*`.
+typedef int32_t spgemm_operation_t;
+
 // SpGEMM algorithm. See `SPGEMM_ALG_*`.
 typedef int32_t spgemm_algorithm_t;
 
@@ -88,9 +95,6 @@ typedef int32_t spgemm_backend_t;
 
 // Where a matrix's arrays live. See `SPGEMM_MEMORY_*`.
 typedef int32_t spgemm_memory_t;
-
-// op(A) in SpMM, op(A) and op(B) in SpGEMM. See `SPGEMM_OPERATION_*`.
-typedef int32_t spgemm_operation_t;
 
 // Binding of worker threads to cores. See `SPGEMM_BIND_*`.
 typedef int32_t spgemm_bind_t;
@@ -472,6 +476,137 @@ spgemm_status_t spgemm_dist_spmm(spgemm_handle_t *handle,
 // # Safety
 // `plan` NULL or a live plan, not used after.
 spgemm_status_t spgemm_dist_plan_destroy(spgemm_dist_plan_t *plan);
+
+// Symbolic phase of the distributed product C = op(A) * B, as PETSc's `MatMatMult`
+// (op N) and `MatTransposeMatMult` (op T; `SPGEMM_OPERATION_CONJUGATE_TRANSPOSE` is the
+// same for real values) on MPIAIJ matrices. Collective over A's communicator.
+//
+// - `a`, `b`: distributed matrices (`spgemm_dist_matrix_create_csr`) on one communicator,
+//   with the same offset, index and value types (float or double). op(A)'s columns must
+//   be B's rows (A's global columns for op N, its global rows for op T). B's row blocks
+//   say where each row of B lives; A's column ranges (`x_start`) matter only for op T,
+//   where they are the rows of A^T, hence of C, each rank owns.
+// - C is distributed like op(A)'s rows: this rank gets rows `row_start .. + local_rows`
+//   of A (op N) or its `x_start .. + x_rows` (op T), with GLOBAL column indices (B's
+//   columns), stored as `c_offset_type` offsets, `c_index_type` indices, base `c_base`.
+// - `c_row_offsets`: this rank's C row offsets (its rows + 1 entries) are written here;
+//   `spgemm_dist_spgemm_plan_get_info` gives the local nnz to size C's other arrays.
+//
+// The symbolic phase fetches the structure of the rows of B (of A^T's entries for op T)
+// that this rank needs from their owners and plans the local product; each numeric
+// call moves only values. Every entry of C is summed in the order of op(A)'s row, as the
+// serial product of the gathered matrices sums it: the values are bitwise the serial
+// ones at any number of ranks.
+//
+// On success `*plan` owns the plan (`spgemm_dist_spgemm_plan_destroy`, collective).
+// Errors, the same on every rank: those of `spgemm_symbolic` (`SPGEMM_STATUS_INDEX_OVERFLOW`
+// when a rank's C does not fit `c_offset_type` / `c_index_type`), of validation (a rank's
+// bad structure or index), `SPGEMM_STATUS_DIMENSION_MISMATCH` (inner dimensions differ),
+// `SPGEMM_STATUS_INVALID_VALUE` (ranges that do not tile, matrices on different
+// communicators, bad codes), `SPGEMM_STATUS_TYPE_MISMATCH` (operands of different types),
+// `SPGEMM_STATUS_NOT_SUPPORTED` (complex values; a build without MPI). A NULL matrix is
+// reported on its own rank only (there is no communicator to agree over): every rank
+// must pass live matrices, as for any collective MPI call.
+//
+// # Safety
+// `handle` NULL or live; `a`, `b` NULL or live; `c_row_offsets` with room for this rank's
+// rows + 1 entries of `c_offset_type`; `plan` NULL or writable.
+spgemm_status_t spgemm_dist_spgemm_symbolic(spgemm_handle_t *handle,
+                                            spgemm_operation_t op_a,
+                                            const spgemm_dist_matrix_t *a,
+                                            const spgemm_dist_matrix_t *b,
+                                            spgemm_index_type_t c_offset_type,
+                                            spgemm_index_type_t c_index_type,
+                                            spgemm_index_base_t c_base,
+                                            void *c_row_offsets,
+                                            spgemm_dist_spgemm_plan_t **plan);
+
+// Symbolic phase of C = op(R) * A * P in one plan, the coarse operator of an AMG setup
+// (PETSc's `MatMatMatMult` and `MatPtAP`): op N gives R*A*P; op T gives P^T*A*P (pass P
+// as `r` too). A*P is formed first and kept in the plan; op(R) times it second. C is
+// distributed like op(R)'s rows. Everything else as `spgemm_dist_spgemm_symbolic`.
+// Collective over the matrices' communicator.
+//
+// # Safety
+// As for `spgemm_dist_spgemm_symbolic`, with `r`, `a`, `p` NULL or live.
+spgemm_status_t spgemm_dist_rap_symbolic(spgemm_handle_t *handle,
+                                         spgemm_operation_t op_r,
+                                         const spgemm_dist_matrix_t *r,
+                                         const spgemm_dist_matrix_t *a,
+                                         const spgemm_dist_matrix_t *p,
+                                         spgemm_index_type_t c_offset_type,
+                                         spgemm_index_type_t c_index_type,
+                                         spgemm_index_base_t c_base,
+                                         void *c_row_offsets,
+                                         spgemm_dist_spgemm_plan_t **plan);
+
+// Numeric phase: this rank's nnz column indices (global, the plan's type and base) and
+// values of C, with the current values of the matrices of the symbolic call, passed in
+// the same order (`m0`, `m1` = A, B with `m2` NULL; or R, A, P). Call it again whenever
+// their values change (same structure): only values move between ranks. With validation
+// on (the default), a rank whose matrix changed structure makes it
+// `SPGEMM_STATUS_PLAN_MISMATCH` on every rank. Collective.
+// Errors, the same on every rank: `SPGEMM_STATUS_PLAN_MISMATCH`,
+// `SPGEMM_STATUS_NULL_POINTER` (an output array), `SPGEMM_STATUS_INVALID_VALUE` (operands
+// other than the plan's count), those of validation. NULL `handle`, `plan` or matrices
+// are reported on their rank only (as for the symbolic phase).
+//
+// # Safety
+// `handle`, `plan` NULL or live; the matrices NULL or live; `c_col_indices` and
+// `c_values` with room for the local nnz entries of their types.
+spgemm_status_t spgemm_dist_spgemm_numeric(spgemm_handle_t *handle,
+                                           spgemm_dist_spgemm_plan_t *plan,
+                                           const spgemm_dist_matrix_t *m0,
+                                           const spgemm_dist_matrix_t *m1,
+                                           const spgemm_dist_matrix_t *m2,
+                                           void *c_col_indices,
+                                           void *c_values);
+
+// What the plan gives this rank: its rows of C (first global row and count), C's global
+// columns, the local and global nnz of C, and the operand count (2 or 3). Each output
+// may be NULL. Local.
+//
+// # Safety
+// `plan` NULL or live; outputs NULL or writable.
+spgemm_status_t spgemm_dist_spgemm_plan_get_info(const spgemm_dist_spgemm_plan_t *plan,
+                                                 int64_t *row_start,
+                                                 int64_t *local_rows,
+                                                 int64_t *global_cols,
+                                                 int64_t *local_nnz,
+                                                 int64_t *global_nnz,
+                                                 int32_t *operands);
+
+// Time and traffic on this rank: seconds of the symbolic phase and of the last numeric
+// call (of which moving values), rows of B fetched from other ranks, bytes received from
+// other ranks in the symbolic phase (structure) and in each numeric call (values), and
+// the scalar multiplications of this rank's products. Each output may be NULL. Local.
+//
+// # Safety
+// `plan` NULL or live; outputs NULL or writable.
+spgemm_status_t spgemm_dist_spgemm_plan_get_stats(const spgemm_dist_spgemm_plan_t *plan,
+                                                  double *symbolic_seconds,
+                                                  double *numeric_seconds,
+                                                  double *import_seconds,
+                                                  int64_t *rows_imported,
+                                                  int64_t *symbolic_bytes_received,
+                                                  int64_t *numeric_bytes_received,
+                                                  int64_t *flops);
+
+// This rank's share of a distributed matrix: its rows and its rows of X (its block of
+// columns: the rows of A^T it owns). Each output may be NULL. Local.
+//
+// # Safety
+// `matrix` NULL or live; outputs NULL or writable.
+spgemm_status_t spgemm_dist_matrix_get_local_sizes(const spgemm_dist_matrix_t *matrix,
+                                                   int64_t *local_rows,
+                                                   int64_t *x_rows);
+
+// Releases a distributed SpGEMM plan (frees its duplicate of the communicator).
+// Collective over the plan's communicator, like `MPI_Comm_free`. `NULL` is a no-op.
+//
+// # Safety
+// `plan` NULL or a live plan, not used after.
+spgemm_status_t spgemm_dist_spgemm_plan_destroy(spgemm_dist_spgemm_plan_t *plan);
 
 // Creates a handle with the default number of threads (environment variable
 // `SPGEMM_NUM_THREADS`, else all cores, at most `SPGEMM_MAX_THREADS`) and default

@@ -22,6 +22,7 @@
 #ifndef SPGEMM_HPP
 #define SPGEMM_HPP
 
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "spgemm.h"
 
@@ -144,6 +146,11 @@ struct dist_matrix_deleter {
 };
 struct dist_plan_deleter {
     void operator()(spgemm_dist_plan_t *p) const noexcept { spgemm_dist_plan_destroy(p); }
+};
+struct dist_spgemm_plan_deleter {
+    void operator()(spgemm_dist_spgemm_plan_t *p) const noexcept {
+        spgemm_dist_spgemm_plan_destroy(p);
+    }
 };
 
 }  // namespace detail
@@ -546,6 +553,102 @@ public:
 private:
     explicit dist_plan(spgemm_dist_plan_t *p) : p_(p) {}
     std::unique_ptr<spgemm_dist_plan_t, detail::dist_plan_deleter> p_;
+};
+
+// What a distributed SpGEMM plan gives this rank (spgemm_dist_spgemm_plan_get_info).
+struct dist_spgemm_info {
+    std::int64_t row_start = 0, local_rows = 0, global_cols = 0, local_nnz = 0, global_nnz = 0;
+    std::int32_t operands = 0;
+};
+
+// This rank's rows of a distributed product C: row offsets from the symbolic phase,
+// global column indices and values from each numeric call (int64 offsets and indices).
+template <class Value>
+struct dist_csr {
+    std::int64_t row_start = 0;
+    std::int64_t global_cols = 0;
+    std::vector<std::int64_t> row_offsets, col_indices;
+    std::vector<Value> values;
+};
+
+// A distributed SpGEMM plan: C = op(A) * B, or op(R) * A * P (AMG's R*A*P and P^T*A*P),
+// symbolic once, numeric again whenever values change. C is held in `out` (resized here).
+template <class Value>
+class dist_spgemm_plan {
+public:
+    static dist_spgemm_plan product(handle &h, const dist_matrix &a, const dist_matrix &b,
+                                    dist_csr<Value> &out, operation op = operation::non_transpose,
+                                    index_base c_base = index_base::zero) {
+        return make(h, op, {a.get(), b.get(), nullptr}, out, c_base);
+    }
+    static dist_spgemm_plan rap(handle &h, const dist_matrix &r, const dist_matrix &a,
+                                const dist_matrix &p, dist_csr<Value> &out,
+                                operation op = operation::non_transpose,
+                                index_base c_base = index_base::zero) {
+        return make(h, op, {r.get(), a.get(), p.get()}, out, c_base);
+    }
+    // New values of the matrices of the symbolic call (same order, same structure).
+    void numeric(handle &h, const dist_matrix &m0, const dist_matrix &m1,
+                 dist_csr<Value> &out) {
+        run(h, m0.get(), m1.get(), nullptr, out);
+    }
+    void numeric(handle &h, const dist_matrix &m0, const dist_matrix &m1,
+                 const dist_matrix &m2, dist_csr<Value> &out) {
+        run(h, m0.get(), m1.get(), m2.get(), out);
+    }
+    dist_spgemm_info info() const {
+        dist_spgemm_info i;
+        detail::check(spgemm_dist_spgemm_plan_get_info(get(), &i.row_start, &i.local_rows,
+                                                       &i.global_cols, &i.local_nnz,
+                                                       &i.global_nnz, &i.operands),
+                      nullptr, "spgemm_dist_spgemm_plan_get_info");
+        return i;
+    }
+    spgemm_dist_spgemm_plan_t *get() const noexcept { return p_.get(); }
+
+private:
+    explicit dist_spgemm_plan(spgemm_dist_spgemm_plan_t *p) : p_(p) {}
+    static dist_spgemm_plan make(handle &h, operation op,
+                                 std::array<spgemm_dist_matrix_t *, 3> m,
+                                 dist_csr<Value> &out, index_base c_base) {
+        static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>);
+        // Rows of C here: op(first)'s (its rows, or its block of columns for a transpose).
+        spgemm_dist_spgemm_plan_t *p = nullptr;
+        std::vector<std::int64_t> offs(static_cast<std::size_t>(probe_rows(m[0], op)) + 1);
+        spgemm_status_t s =
+            m[2] ? spgemm_dist_rap_symbolic(h.get(), static_cast<spgemm_operation_t>(op), m[0],
+                                            m[1], m[2], SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT64,
+                                            static_cast<spgemm_index_base_t>(c_base),
+                                            offs.data(), &p)
+                 : spgemm_dist_spgemm_symbolic(h.get(), static_cast<spgemm_operation_t>(op), m[0],
+                                               m[1], SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT64,
+                                               static_cast<spgemm_index_base_t>(c_base),
+                                               offs.data(), &p);
+        detail::check(s, h.get(), m[2] ? "spgemm_dist_rap_symbolic" : "spgemm_dist_spgemm_symbolic");
+        dist_spgemm_plan plan(p);
+        dist_spgemm_info i = plan.info();
+        out.row_start = i.row_start;
+        out.global_cols = i.global_cols;
+        offs.resize(static_cast<std::size_t>(i.local_rows) + 1);
+        out.row_offsets = std::move(offs);
+        out.col_indices.assign(static_cast<std::size_t>(i.local_nnz), 0);
+        out.values.assign(static_cast<std::size_t>(i.local_nnz), Value(0));
+        return plan;
+    }
+    // The rows of op(M) this rank owns, read from the matrix's own facts.
+    static std::int64_t probe_rows(spgemm_dist_matrix_t *m, operation op) {
+        std::int64_t rows = 0, x_rows = 0;
+        detail::check(spgemm_dist_matrix_get_local_sizes(m, &rows, &x_rows), nullptr,
+                      "spgemm_dist_matrix_get_local_sizes");
+        return op == operation::non_transpose ? rows : x_rows;
+    }
+    void run(handle &h, spgemm_dist_matrix_t *m0, spgemm_dist_matrix_t *m1,
+             spgemm_dist_matrix_t *m2, dist_csr<Value> &out) {
+        detail::check(spgemm_dist_spgemm_numeric(h.get(), get(), m0, m1, m2,
+                                                 out.col_indices.data(), out.values.data()),
+                      h.get(), "spgemm_dist_spgemm_numeric");
+    }
+    std::unique_ptr<spgemm_dist_spgemm_plan_t, detail::dist_spgemm_plan_deleter> p_;
 };
 
 }  // namespace spgemm

@@ -1,5 +1,6 @@
-//! The distributed SpMM checks under mpirun: `spgemm-dist-check` at 1, 2, 3 and 4 ranks,
-//! and at 4 ranks forced onto a 2 x 2 grid. Each run must exit 0 and report no failure.
+//! The distributed checks under mpirun: `spgemm-dist-check` at 1, 2, 3 and 4 ranks,
+//! and at 4 ranks forced onto a 2 x 2 grid (SpMM), and with `--spgemm` at 1 to 4 ranks
+//! (SpGEMM and R*A*P). Each run must exit 0 and report no failure.
 //! The MPI environment (run-as-root, oversubscription, Open MPI components that work in a
 //! container) is the one `scripts/dist_check.sh` documents.
 #![cfg(feature = "mpi")]
@@ -100,4 +101,24 @@ fn four_ranks() {
 #[test]
 fn four_ranks_on_a_2x2_grid() {
     run(4, &["--grid", "2x2"]);
+}
+
+#[test]
+fn spgemm_one_rank() {
+    run(1, &["--spgemm"]);
+}
+
+#[test]
+fn spgemm_two_ranks() {
+    run(2, &["--spgemm"]);
+}
+
+#[test]
+fn spgemm_three_ranks() {
+    run(3, &["--spgemm"]);
+}
+
+#[test]
+fn spgemm_four_ranks() {
+    run(4, &["--spgemm"]);
 }

@@ -1,6 +1,7 @@
 // The C++ layer's distributed classes under mpirun (any rank count): spgemm::dist_matrix,
 // spgemm::dist_plan (RAII, collective destructors), a product checked against the exact
-// result, plan info and stats, a values update, and an error thrown alike on every rank.
+// result, plan info and stats, a values update, and an error thrown alike on every rank;
+// spgemm::dist_spgemm_plan (C = A*A with reuse, P^T*A*P) against the exact results.
 // The C API of MPI only (Open MPI's and MPICH's old C++ bindings do not build warning-free).
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
@@ -53,6 +54,29 @@ int main(int argc, char **argv) {
         } catch (const spgemm::error &e) {
             if (e.status() != SPGEMM_STATUS_INVALID_VALUE) failed++;
         }
+        // SpGEMM: C = A*A = 9 I, then with A's values doubled (the plan reused): 36 I.
+        for (auto &v : vals) v = 3.0;
+        spgemm::dist_csr<double> c;
+        auto prod = spgemm::dist_spgemm_plan<double>::product(h, a, a, c);
+        for (int round = 1; round <= 2; round++) {
+            prod.numeric(h, a, a, c);
+            double want = round == 1 ? 9.0 : 36.0;
+            if (c.row_start != first || c.row_offsets.size() != std::size_t(nloc + 1)) failed++;
+            for (std::int64_t i = 0; i < nloc; i++)
+                if (c.row_offsets[i + 1] - c.row_offsets[i] != 1 ||
+                    c.col_indices[c.row_offsets[i]] != first + i ||
+                    c.values[c.row_offsets[i]] != want)
+                    failed++;
+            for (auto &v : vals) v *= 2.0;
+        }
+        if (prod.info().global_nnz != n || prod.info().operands != 2) failed++;
+        // P^T A P with P = A (square): 27 I... of the current values (12 I): 1728 I.
+        spgemm::dist_csr<double> rap;
+        auto ptap = spgemm::dist_spgemm_plan<double>::rap(h, a, a, a, rap,
+                                                         spgemm::operation::transpose);
+        ptap.numeric(h, a, a, a, rap);
+        for (std::int64_t i = 0; i < nloc; i++)
+            if (rap.values.size() != std::size_t(nloc) || rap.values[i] != 1728.0) failed++;
     }  // destructors: collective, in the same order on every rank
     MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0) std::printf("dist_cxx on %d ranks: %s\n", np, all_failed ? "FAILED" : "ok");

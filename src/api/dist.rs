@@ -26,9 +26,11 @@ pub use crate::exec::dist::{
 
 use super::handle::Handle;
 use crate::common::csr::ValueSlice;
-use crate::common::slices::ValueSliceMut;
+use crate::common::options::{Op, OutputFormat};
+use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
 use crate::error::Result;
 use crate::exec::dist::{self, DistDense};
+use crate::exec::dist_spgemm;
 
 /// Checks a distributed matrix: each rank's rows alone (ranges inside the global sizes,
 /// CSR structure, column indices within the global columns), then that the ranks' parts
@@ -98,5 +100,72 @@ pub fn dist_spmm_after(
     let d = DistDense { x, ldx, y, ldy };
     h.guarded(&[], || {
         dist::execute(h.engine(), &h.options, plan, pre, (alpha, beta), d)
+    })
+}
+
+pub use crate::exec::dist_spgemm::{DistSpgemmPlan, DistSpgemmStats};
+
+/// Symbolic phase of the distributed product C = op(A) * B (`op` N, or T / C for A^T as
+/// PETSc's `MatTransposeMatMult`; real values, so C is T), A and B row-distributed with
+/// global column ids on one communicator, of one type set. The rows of B that this rank's
+/// rows of op(A) reference are fetched from their owners (structure now, values at each
+/// numeric call); C is distributed as op(A)'s rows (A's rows, or A's `x_range` for A^T),
+/// with global column ids in `format`. Writes this rank's row offsets of C (its rows + 1)
+/// into `c_offsets`; [`DistSpgemmPlan::nnz`] sizes its column and value arrays.
+/// Collective; the same status on every rank.
+pub fn dist_spgemm_symbolic(
+    h: &Handle,
+    op: Op,
+    a: &DistMatrix<'_>,
+    b: &DistMatrix<'_>,
+    format: OutputFormat,
+    c_offsets: OffsetSliceMut<'_>,
+) -> Result<DistSpgemmPlan> {
+    h.guarded(&[], || {
+        dist_spgemm::symbolic(h.engine(), &h.options, op, &[a, b], format, c_offsets)
+    })
+}
+
+/// Symbolic phase of C = op(R) * A * P in one plan (`op` N: R*A*P; T: P^T*A*P, passing P
+/// as R), as an AMG setup forms a coarse operator: A*P is formed first and kept in the
+/// plan, then op(R) times it. Everything else as [`dist_spgemm_symbolic`]. Collective.
+pub fn dist_rap_symbolic(
+    h: &Handle,
+    op: Op,
+    (r, a, p): (&DistMatrix<'_>, &DistMatrix<'_>, &DistMatrix<'_>),
+    format: OutputFormat,
+    c_offsets: OffsetSliceMut<'_>,
+) -> Result<DistSpgemmPlan> {
+    h.guarded(&[], || {
+        dist_spgemm::symbolic(h.engine(), &h.options, op, &[r, a, p], format, c_offsets)
+    })
+}
+
+/// Numeric phase with the current values of the symbolic phase's matrices (`mats`: A, B
+/// or R, A, P; the same structure, checked by digests when validation is on:
+/// `Status::PlanMismatch`): this rank's column indices (global) and values of C. Again
+/// with new values = reuse; only values move between ranks. Collective.
+pub fn dist_spgemm_numeric(
+    h: &Handle,
+    plan: &mut DistSpgemmPlan,
+    mats: &[&DistMatrix<'_>],
+    cols: IndexSliceMut<'_>,
+    vals: ValueSliceMut<'_>,
+) -> Result<()> {
+    dist_spgemm_numeric_after(h, plan, Ok(()), mats, cols, vals)
+}
+
+/// [`dist_spgemm_numeric`] after the caller's own checks of its arguments (`pre`): an
+/// error there on any rank is the result on every rank.
+pub fn dist_spgemm_numeric_after(
+    h: &Handle,
+    plan: &mut DistSpgemmPlan,
+    pre: Result<()>,
+    mats: &[&DistMatrix<'_>],
+    cols: IndexSliceMut<'_>,
+    vals: ValueSliceMut<'_>,
+) -> Result<()> {
+    h.guarded(&[], || {
+        dist_spgemm::numeric(h.engine(), &h.options, plan, pre, mats, cols, vals)
     })
 }

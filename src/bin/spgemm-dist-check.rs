@@ -8,6 +8,9 @@
 //! ranges, mismatched sizes and a memory limit: every rank must report the same status.
 //! Prints `N passed, M failed` on rank 0 and exits non-zero on any failure.
 
+#[path = "dist-check/spgemm.rs"]
+mod spgemm_cases;
+
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -875,6 +878,18 @@ fn main() {
         failed: 0,
         me,
     };
+    if args.iter().any(|a| a == "--spgemm") {
+        let n = spgemm_cases::run_all(&world, &comm, &h, &mut rep);
+        let mut failed = 0usize;
+        world.all_reduce_into(&rep.failed, &mut failed, SystemOperation::max());
+        if me == 0 {
+            println!("spgemm-dist-check --spgemm: {p} ranks, {n} cases");
+            println!("{} passed, {} failed", rep.passed, failed);
+        }
+        drop(comm);
+        drop(universe);
+        std::process::exit(if failed == 0 { 0 } else { 1 });
+    }
     let grids: Vec<Grid> = match forced {
         Some(g) => vec![g],
         None => (1..=p)

@@ -1,16 +1,19 @@
-//! Distributed SpMM backend: `Y = alpha * A * X + beta * Y` across MPI ranks, A sparse and
-//! distributed by rows, X and Y dense tall-skinny and distributed by rows the same way.
-//! The algorithms are those of Selvitopi et al. (ICS '21): sA-1.5D, sA-2D and sC-2D
-//! bulk-synchronous over MPI collectives, sA-2D and sC-2D one-sided over MPI RMA windows;
-//! a cost model (alpha-beta per collective, memory per rank, the measured local rate)
-//! picks one. `docs/DISTRIBUTED.md` describes layouts, collectives, formulas and the
-//! equality each algorithm guarantees.
+//! Distributed backend over MPI. SpMM `Y = alpha * A * X + beta * Y`, A sparse and
+//! distributed by rows, X and Y dense tall-skinny and distributed by rows the same way:
+//! the algorithms of Selvitopi et al. (ICS '21), sA-1.5D, sA-2D and sC-2D bulk-synchronous
+//! over MPI collectives, sA-2D and sC-2D one-sided over MPI RMA windows, one picked by a
+//! cost model (alpha-beta per collective, memory per rank, the measured local rate).
+//! SpGEMM `C = op(A) * B` and `op(R) * A * P` of row-distributed matrices: the rows of B
+//! that the local rows reference are imported (structure once, values per numeric call)
+//! and multiplied on the node, with the plan reused while values change.
+//! `docs/DISTRIBUTED.md` describes layouts, collectives, formulas and the equality each
+//! algorithm guarantees.
 //!
 //! A backend: it imports only the shared and platform layers and the vocabulary; local
-//! products go through `NodeSpmm`, which the dispatcher implements. Communication needs
-//! the `mpi` feature; without it the options, the model's types and a communicator that
-//! cannot be made remain, and [`unavailable`] is the error every distributed entry point
-//! gives.
+//! products go through `NodeSpmm` and `NodeSpgemm`, which the dispatcher implements.
+//! Communication needs the `mpi` feature; without it the options, the model's types and
+//! a communicator that cannot be made remain, and [`unavailable`] is the error every
+//! distributed entry point gives.
 
 // Without MPI only their plain data (grid, algorithm, candidate, rates) is used; the
 // layouts and formulas serve the algorithms.
@@ -35,17 +38,21 @@ mod plan;
 #[cfg(feature = "mpi")]
 mod raw;
 #[cfg(feature = "mpi")]
+mod spgemm;
+#[cfg(feature = "mpi")]
 mod tiles;
 
 pub use layout::Grid;
 pub use model::{Algorithm, Candidate, LocalRate, NetParams};
-pub use options::{Estimate, ExecStats, Fint, PlanOptions};
+pub use options::{Estimate, ExecStats, Fint, PlanOptions, SpgemmStats};
 
 #[cfg(feature = "mpi")]
 pub use comm::DistComm;
 #[cfg(feature = "mpi")]
-pub use node::{DistScalar, NodeSpmm, Tile};
+pub use node::{DistIdx, DistScalar, NodeSpgemm, NodeSpmm, Tile};
 #[cfg(not(feature = "mpi"))]
 pub use off::{DistComm, unavailable};
 #[cfg(feature = "mpi")]
 pub use plan::{DistMatrix, Plan, check_matrix, estimate};
+#[cfg(feature = "mpi")]
+pub use spgemm::SpgemmPlan;

@@ -6,10 +6,11 @@ use mpi::datatype::Equivalence;
 
 use super::model::LocalRate;
 use super::raw::Word;
-use crate::common::csr::{CsrRef, ValueSlice};
-use crate::common::slices::ValueSliceMut;
+use crate::common::csr::{AnyCsr, CsrRef, IndexSlice, ValueSlice};
+use crate::common::options::OutputFormat;
+use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
 use crate::error::Result;
-use crate::types::Scalar;
+use crate::types::{Idx, Scalar};
 
 /// Storage order of the dense operands (the SpMM API's).
 pub use crate::common::options::Layout;
@@ -52,6 +53,61 @@ impl DistScalar for f64 {
     fn erase_mut(y: &mut [f64]) -> ValueSliceMut<'_> {
         ValueSliceMut::F64(y)
     }
+}
+
+/// Column index types the backend moves through MPI (int32, int64).
+pub trait DistIdx: Idx + Equivalence {
+    fn erase(x: &[Self]) -> IndexSlice<'_>;
+    fn erase_mut(x: &mut [Self]) -> IndexSliceMut<'_>;
+}
+
+impl DistIdx for i32 {
+    fn erase(x: &[i32]) -> IndexSlice<'_> {
+        IndexSlice::I32(x)
+    }
+    fn erase_mut(x: &mut [i32]) -> IndexSliceMut<'_> {
+        IndexSliceMut::I32(x)
+    }
+}
+
+impl DistIdx for i64 {
+    fn erase(x: &[i64]) -> IndexSlice<'_> {
+        IndexSlice::I64(x)
+    }
+    fn erase_mut(x: &mut [i64]) -> IndexSliceMut<'_> {
+        IndexSliceMut::I64(x)
+    }
+}
+
+/// The local SpGEMM of a distributed product: a two-phase product of two 0-based CSR
+/// matrices the backend built (valid, sorted by row), C in the caller's format. The
+/// dispatcher implements it with the node backends; the backend keeps the plan and never
+/// looks inside it. The summation order of an entry of C must be that of A's row (as the
+/// node kernels guarantee) for the bitwise equality of `docs/DISTRIBUTED.md`.
+pub trait NodeSpgemm: NodeSpmm {
+    type Plan: Send;
+    fn spgemm_symbolic(
+        &self,
+        a: &AnyCsr<'_>,
+        b: &AnyCsr<'_>,
+        format: OutputFormat,
+    ) -> Result<Self::Plan>;
+    /// Entries of C.
+    fn spgemm_nnz(&self, p: &Self::Plan) -> usize;
+    /// Scalar multiplications of the product.
+    fn spgemm_flops(&self, p: &Self::Plan) -> u64;
+    /// C's row offsets (rows + 1, in the plan's format).
+    fn spgemm_row_offsets(&self, p: &Self::Plan, out: OffsetSliceMut<'_>) -> Result<()>;
+    /// C's column indices and (if `vals` is given) values with the current values of A
+    /// and B.
+    fn spgemm_numeric(
+        &self,
+        p: &Self::Plan,
+        a: &AnyCsr<'_>,
+        b: &AnyCsr<'_>,
+        cols: IndexSliceMut<'_>,
+        vals: Option<ValueSliceMut<'_>>,
+    ) -> Result<()>;
 }
 
 /// One SpMM on this rank: `Y = alpha * A * X + beta * Y`, A a tile, X and Y dense in

@@ -69,3 +69,25 @@ pub struct ExecStats {
     pub compute_s: f64,
     pub total_s: f64,
 }
+
+/// Traffic and time of a distributed product on this rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SpgemmStats {
+    /// Seconds of the symbolic phase (checks, structure import, node symbolic).
+    pub symbolic_s: f64,
+    /// Seconds of the last numeric phase, of which `import_s` moving values and `local_s`
+    /// in the node products.
+    pub numeric_s: f64,
+    pub import_s: f64,
+    pub local_s: f64,
+    /// Rows of B (of every product's B) this rank fetched from other ranks.
+    pub rows_imported: u64,
+    /// Scalar multiplications of this rank's products (GFLOP/s = 2 flops / s / 1e9).
+    pub flops: u64,
+    /// Bytes this rank sent and received in the symbolic phase (structure) and in each
+    /// numeric phase (values), messages to itself excluded.
+    pub symbolic_bytes_sent: u64,
+    pub symbolic_bytes_received: u64,
+    pub numeric_bytes_sent: u64,
+    pub numeric_bytes_received: u64,
+}

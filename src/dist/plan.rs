@@ -732,6 +732,12 @@ fn check_local<'a, N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
     node: &N,
     a: &DistMatrix<'a, O, I, V>,
 ) -> Result<CsrRef<'a, O, I, V>> {
+    check_ranges(a)?;
+    check_local_with(node, a, |l| l.validate("A")).map(|(l, ())| l)
+}
+
+/// This rank's ranges inside the global sizes.
+fn check_ranges<O: Idx, I: Idx, V: DistScalar>(a: &DistMatrix<'_, O, I, V>) -> Result<()> {
     let end = a.row_start.checked_add(a.local_rows);
     if end.is_none_or(|e| e > a.global_rows) {
         return err(
@@ -743,26 +749,31 @@ fn check_local<'a, N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
         );
     }
     match a.x_range {
-        None if a.global_rows != a.global_cols => {
-            return err(
-                Status::InvalidValue,
-                format!(
-                    "A is {} x {}: a rectangular A needs x_range (this rank's rows of X)",
-                    a.global_rows, a.global_cols
-                ),
-            );
-        }
-        Some((s, n)) if s.checked_add(n).is_none_or(|e| e > a.global_cols) => {
-            return err(
-                Status::InvalidValue,
-                format!("x_range {s} + {n} exceeds the {} rows of X", a.global_cols),
-            );
-        }
-        _ => {}
+        None if a.global_rows != a.global_cols => err(
+            Status::InvalidValue,
+            format!(
+                "A is {} x {}: a rectangular A needs x_range (this rank's rows of X)",
+                a.global_rows, a.global_cols
+            ),
+        ),
+        Some((s, n)) if s.checked_add(n).is_none_or(|e| e > a.global_cols) => err(
+            Status::InvalidValue,
+            format!("x_range {s} + {n} exceeds the {} rows of X", a.global_cols),
+        ),
+        _ => Ok(()),
     }
+}
+
+/// The checks of [`check_local`] with `full`, the check of the local rows' structure, run
+/// on the node's threads.
+fn check_local_with<'a, N: NodeSpmm, O: Idx, I: Idx, V: DistScalar, T: Send>(
+    node: &N,
+    a: &DistMatrix<'a, O, I, V>,
+    full: impl FnOnce(&CsrRef<'a, O, I, V>) -> Result<T> + Send,
+) -> Result<(CsrRef<'a, O, I, V>, T)> {
     let l = a.local()?;
-    node.local(|| l.validate("A"))?;
-    Ok(l)
+    let t = node.local(|| full(&l))?;
+    Ok((l, t))
 }
 
 /// Checks a distributed matrix: each rank's part alone, then that the parts fit together
@@ -777,10 +788,35 @@ pub fn check_matrix<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
     raw::mpi_usable()?;
     let w = comm.raw();
     agree(w, check_local(node, a))?;
+    check_fit(w, a).map(|_| ())
+}
+
+/// [`check_matrix`] on `w` for a matrix called `name` in messages, returning the row and
+/// column ranges of every rank and the structure digest of this rank's rows (one pass).
+pub(crate) fn check_named<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
+    w: &SimpleCommunicator,
+    node: &N,
+    a: &DistMatrix<'_, O, I, V>,
+    name: &str,
+) -> Result<(Ranges, u64)> {
+    raw::mpi_usable()?;
+    let local = check_ranges(a)
+        .map_err(|e| crate::common::csr::prefix(name, e))
+        .and_then(|()| check_local_with(node, a, |l| l.validate_and_digest(name)));
+    let digest = agree(w, local)?.1;
+    Ok((check_fit(w, a)?, digest))
+}
+
+/// That the ranks' parts fit together (allgathered records, the same verdict everywhere).
+fn check_fit<O: Idx, I: Idx, V: DistScalar>(
+    w: &SimpleCommunicator,
+    a: &DistMatrix<'_, O, I, V>,
+) -> Result<Ranges> {
+    let p = w.size() as usize;
     let rec = record(a, &PlanOptions::new(0, Layout::RowMajor));
-    let mut all = vec![0u64; REC * comm.size()];
+    let mut all = vec![0u64; REC * p];
     w.all_gather_into(&rec[..], &mut all[..]);
-    check_records(&all, comm.size()).map(|_| ())
+    check_records(&all, p)
 }
 
 /// The model's view of the options on this communicator, without building anything:

@@ -275,7 +275,7 @@ pub fn execute(
 }
 
 #[cfg(feature = "mpi")]
-mod on {
+pub(super) mod on {
     use super::*;
     use crate::common::csr::{CsrRef, IndexSlice, OffsetSlice};
     use crate::common::options::{Backend, Layout, Op};

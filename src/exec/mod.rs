@@ -6,6 +6,7 @@
 //! and C's arrays.
 
 pub mod dist;
+pub mod dist_spgemm;
 mod engine;
 mod hybrid;
 mod ops;
@@ -465,6 +466,9 @@ struct NumericOp<'h, 'o> {
     plan: &'h Plan,
     cols: IndexSliceMut<'o>,
     vals: Option<ValueSliceMut<'o>>,
+    /// A and B are the caller's own immutable matrices of the symbolic call (the
+    /// distributed backend's): no structure check, and the replay may run.
+    fixed: bool,
 }
 
 impl PairOp for NumericOp<'_, '_> {
@@ -497,12 +501,12 @@ impl PairOp for NumericOp<'_, '_> {
             None => None,
             Some(v) => Some(value_slice::<V>(v, nnz)?),
         };
-        if o.validate {
+        if o.validate && !self.fixed {
             check_inputs(e, plan, &a, &b)?;
         }
         // The replay trusts C's columns from an earlier call only while every call checks
-        // the structure against the plan's digests.
-        let trusted = o.validate && plan.digests.is_some();
+        // the structure against the plan's digests (or the structure cannot change).
+        let trusted = self.fixed || (o.validate && plan.digests.is_some());
         let ctx = e.cpu_ctx(o);
         if o.memory_limit > 0 {
             let nnz = (a.nnz(), b.nnz());
@@ -545,6 +549,32 @@ pub fn numeric(
     cols: IndexSliceMut<'_>,
     vals: Option<ValueSliceMut<'_>>,
 ) -> Result<()> {
+    numeric_op(e, o, plan, (a, b), (cols, vals), false)
+}
+
+/// Numeric phase of a plan made with validation off for inputs whose structure cannot
+/// change between calls (matrices the distributed backend built and keeps): no
+/// structure check; C's columns of an earlier call may be replayed.
+pub(crate) fn numeric_fixed_inputs(
+    e: &Engine,
+    o: &Options,
+    plan: &Plan,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    cols: IndexSliceMut<'_>,
+    vals: Option<ValueSliceMut<'_>>,
+) -> Result<()> {
+    numeric_op(e, o, plan, (a, b), (cols, vals), true)
+}
+
+fn numeric_op(
+    e: &Engine,
+    o: &Options,
+    plan: &Plan,
+    (a, b): (&AnyCsr<'_>, &AnyCsr<'_>),
+    (cols, vals): (IndexSliceMut<'_>, Option<ValueSliceMut<'_>>),
+    fixed: bool,
+) -> Result<()> {
     dispatch_pair(
         a,
         b,
@@ -554,6 +584,7 @@ pub fn numeric(
             plan,
             cols,
             vals,
+            fixed,
         },
     )
     .inspect_err(|_| {

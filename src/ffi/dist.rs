@@ -69,7 +69,7 @@ fn algorithm_code(a: DistAlgorithm) -> spgemm_dist_algorithm_t {
 /// Opaque distributed matrix: this rank's rows (a descriptor of caller arrays, nothing
 /// copied) and a duplicate of the caller's communicator.
 pub struct spgemm_dist_matrix_t {
-    comm: DistComm,
+    pub(crate) comm: DistComm,
     raw: RawCsr,
     global_rows: usize,
     global_cols: usize,
@@ -79,7 +79,7 @@ pub struct spgemm_dist_matrix_t {
 
 impl spgemm_dist_matrix_t {
     /// The typed API's view (reads the last row offset).
-    fn view(&self) -> Result<DistMatrix<'_>> {
+    pub(crate) fn view(&self) -> Result<DistMatrix<'_>> {
         Ok(DistMatrix {
             comm: &self.comm,
             global_rows: self.global_rows,
@@ -98,7 +98,7 @@ pub struct spgemm_dist_plan_t {
 }
 
 /// The handle, locked, if given; its NULL error otherwise (to be agreed like the others).
-fn handle_or_err<'a>(
+pub(crate) fn handle_or_err<'a>(
     handle: *const spgemm_handle_t,
 ) -> (Option<&'a super::handle::spgemm_handle_t>, Result<()>) {
     // SAFETY: the caller passes NULL or a live handle.
@@ -112,7 +112,7 @@ fn handle_or_err<'a>(
 
 /// Runs a collective call's body with the handle's lock and records its outcome on the
 /// handle (when there is one) and the thread.
-fn collective(
+pub(crate) fn collective(
     h: Option<&spgemm_handle_t>,
     f: impl FnOnce(Option<&mut Handle>) -> Result<()>,
 ) -> spgemm_status_t {
@@ -164,7 +164,7 @@ fn plan_options(
 ///
 /// # Safety
 /// `p` is NULL or writable.
-unsafe fn put<T>(p: *mut T, v: T) {
+pub(crate) unsafe fn put<T>(p: *mut T, v: T) {
     // SAFETY: per contract.
     if let Some(p) = unsafe { p.as_mut() } {
         *p = v;
@@ -298,7 +298,9 @@ pub unsafe extern "C" fn spgemm_dist_matrix_destroy(
 }
 
 /// Borrows a distributed matrix, naming it in the NULL error.
-unsafe fn dist_matrix<'a>(m: *const spgemm_dist_matrix_t) -> Result<&'a spgemm_dist_matrix_t> {
+pub(crate) unsafe fn dist_matrix<'a>(
+    m: *const spgemm_dist_matrix_t,
+) -> Result<&'a spgemm_dist_matrix_t> {
     // SAFETY: NULL or live per the caller's contract.
     unsafe { m.as_ref() }.ok_or_else(|| Error::new(Status::NullPointer, "A is NULL"))
 }

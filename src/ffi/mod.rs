@@ -8,6 +8,7 @@
 
 pub mod boundary;
 pub mod dist;
+pub mod dist_spgemm;
 pub mod handle;
 pub mod matrix;
 pub mod plan;

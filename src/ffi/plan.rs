@@ -33,7 +33,7 @@ unsafe fn plan_ref<'a>(p: *const spgemm_plan_t) -> Result<&'a spgemm_plan_t> {
     unsafe { p.as_ref() }.ok_or_else(|| Error::new(Status::NullPointer, "plan is NULL"))
 }
 
-fn output_format(
+pub(crate) fn output_format(
     offset_type: spgemm_index_type_t,
     idx_type: spgemm_index_type_t,
     base: spgemm_index_base_t,
@@ -54,7 +54,11 @@ fn output_format(
 }
 
 /// Caller's row-offset array as a typed slice of `len` entries.
-unsafe fn offsets_out<'a>(p: *mut c_void, t: IndexType, len: usize) -> Result<OffsetSliceMut<'a>> {
+pub(crate) unsafe fn offsets_out<'a>(
+    p: *mut c_void,
+    t: IndexType,
+    len: usize,
+) -> Result<OffsetSliceMut<'a>> {
     // SAFETY: caller guarantees `len` writable entries.
     unsafe {
         Ok(match t {

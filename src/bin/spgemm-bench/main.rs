@@ -9,6 +9,7 @@
 //!              [--sorted [0|1] | --unsorted] [--validate 0|1] [--check-rows N]
 //!              [--output caller|owned]
 //! spgemm-bench gen OUTDIR [--only NAME,...]
+//! mpirun -np P spgemm-bench dist-spgemm ... (built with --features mpi; see dist_mode.rs)
 //! ```
 //!
 //! An input is a Matrix Market file or `gen:NAME`, a matrix of
@@ -34,6 +35,7 @@
 //! phase alone; the row offsets are written in `numeric_s`).
 
 mod check;
+mod dist_mode;
 // `gen` is a reserved word in edition 2024: the module is gen.rs, named generators here.
 #[path = "gen.rs"]
 mod generators;
@@ -223,6 +225,38 @@ fn load_inputs(a_spec: &str, b_spec: &str) -> Result<(Csr, Option<Csr>), String>
         Some(load(b_spec, "--b")?)
     };
     Ok((a, b))
+}
+
+/// Several inputs from files or generators (matrices of one generated group made once).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn load_all(specs: &[String]) -> Result<Vec<Csr>, String> {
+    let mut groups: Vec<Vec<(String, Csr)>> = Vec::new();
+    let mut out = Vec::new();
+    for s in specs {
+        let m = match s.strip_prefix(GEN_PREFIX) {
+            None => mtx::read_mtx(Path::new(s))?,
+            Some(name) => {
+                let known = groups.iter().flatten().find(|(k, _)| k == name);
+                match known {
+                    Some((_, m)) => m.clone(),
+                    None => {
+                        let g = generators::generate_group_of(name).or_else(|_| {
+                            generators::generate(name).map(|m| vec![(name.to_string(), m)])
+                        })?;
+                        let m = g
+                            .iter()
+                            .find(|(k, _)| k == name)
+                            .map(|(_, m)| m.clone())
+                            .ok_or_else(|| format!("gen:{name}: unknown matrix"))?;
+                        groups.push(g);
+                        m
+                    }
+                }
+            }
+        };
+        out.push(m);
+    }
+    Ok(out)
 }
 
 /// `spgemm-bench gen OUTDIR [--only NAME,...]`: writes the generated matrices as Matrix
@@ -779,6 +813,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("spmm") {
         return ExitCode::from(spmm_mode::main(&args[1..]).clamp(0, 255) as u8);
+    }
+    if args.first().map(String::as_str) == Some("dist-spgemm") {
+        return ExitCode::from(dist_mode::main(&args[1..]).clamp(0, 255) as u8);
     }
     if args.first().map(String::as_str) == Some("gen") {
         return match gen_main(&args[1..]) {
