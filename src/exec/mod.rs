@@ -555,6 +555,7 @@ pub fn numeric(
 /// Numeric phase of a plan made with validation off for inputs whose structure cannot
 /// change between calls (matrices the distributed backend built and keeps): no
 /// structure check; C's columns of an earlier call may be replayed.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn numeric_fixed_inputs(
     e: &Engine,
     o: &Options,
