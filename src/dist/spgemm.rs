@@ -230,7 +230,7 @@ struct Intermediate<I, V> {
 }
 
 enum Stages<I, V, P> {
-    One(Product<I, V, P>),
+    One(Box<Product<I, V, P>>),
     Rap {
         ap: Box<Product<I, V, P>>,
         inter: Intermediate<I, V>,
@@ -416,21 +416,22 @@ impl<I: DistIdx, V: DistScalar> Transpose<I, V> {
     }
 }
 
+/// An import, the rows it fetched from other ranks, and its bytes (sent, received).
+type Imported<I, V> = (Import<I, V>, u64, (u64, u64));
+
 /// The rows of B that op(A)'s columns `needed` (sorted, 0-based global rows of B) name:
 /// requests to their owners, the structure back. Collective.
 fn import_symbolic<OB: Idx, I: DistIdx, V: DistScalar>(
     w: &SimpleCommunicator,
     needed: &[usize],
     b: &Part<'_, OB, I, V>,
-) -> Result<(Import<I, V>, u64, (u64, u64))> {
+) -> Result<Imported<I, V>> {
     let p = w.size() as usize;
     let me = w.rank() as usize;
-    let mut want = vec![0usize; p];
-    for q in 0..p {
-        let lo = needed.partition_point(|&g| g < b.rows[q]);
-        let hi = needed.partition_point(|&g| g < b.rows[q + 1]);
-        want[q] = hi - lo;
-    }
+    let want: Vec<usize> = b.rows[..=p]
+        .windows(2)
+        .map(|r| needed.partition_point(|&g| g < r[1]) - needed.partition_point(|&g| g < r[0]))
+        .collect();
     let req = Counts::exchange(w, &want, "requested rows")?;
     let ids: Vec<u64> = needed.iter().map(|&g| g as u64).collect();
     let mut asked = vec![0u64; req.recv_len];
@@ -466,20 +467,21 @@ fn import_symbolic<OB: Idx, I: DistIdx, V: DistScalar>(
     };
     let mut got_lens = vec![0u64; back.recv_len];
     back.run(w, &lens, &mut got_lens);
-    let mut send_n = vec![0usize; p];
-    let mut pos = 0;
-    for q in 0..p {
-        let n = back.send.0[q] as usize;
-        send_n[q] = lens[pos..pos + n].iter().map(|&l| l as usize).sum();
-        pos += n;
-    }
-    let mut recv_n = vec![0usize; p];
-    let mut pos = 0;
-    for q in 0..p {
-        let n = back.recv.0[q] as usize;
-        recv_n[q] = got_lens[pos..pos + n].iter().map(|&l| l as usize).sum();
-        pos += n;
-    }
+    // Entries per peer: the lengths of the rows each piece holds.
+    let per_peer = |counts: &[i32], lens: &[u64]| -> Vec<usize> {
+        let mut pos = 0;
+        counts
+            .iter()
+            .map(|&n| {
+                let n = n as usize;
+                let sum = lens[pos..pos + n].iter().map(|&l| l as usize).sum();
+                pos += n;
+                sum
+            })
+            .collect()
+    };
+    let send_n = per_peer(&back.send.0, &lens);
+    let recv_n = per_peer(&back.recv.0, &got_lens);
     let counts = agreed(
         w,
         Counts::new(&send_n, &recv_n, me, "imported entries of B"),
@@ -786,7 +788,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             format,
             global_nnz: 0,
             stats: SpgemmStats::default(),
-            stages: Stages::One(prod),
+            stages: Stages::One(Box::new(prod)),
             world,
         };
         plan.finish(t0);
