@@ -601,6 +601,30 @@ fn code<T>(r: &Result<T>) -> i32 {
     }
 }
 
+/// One error check: every rank's status is `want` (rank 0 says which were not, and with
+/// DIST_CHECK_VERBOSE prints the message).
+fn expect_status<T>(
+    world: &SimpleCommunicator,
+    name: &str,
+    r: &Result<T>,
+    want: Status,
+    rep: &mut Report,
+) {
+    let all = statuses(world, code(r));
+    let ok = all.iter().all(|&s| s == want as i32);
+    let me = world.rank();
+    if me == 0 && !ok {
+        eprintln!("{name}: statuses {all:?}, expected {want:?}");
+    }
+    if let Err(e) = r
+        && me == 0
+        && std::env::var_os("DIST_CHECK_VERBOSE").is_some()
+    {
+        eprintln!("{name}: {e}");
+    }
+    rep.check(all_ok(world, ok), name);
+}
+
 /// Bad inputs: each must give the same status on every rank, and the next collective
 /// must still work (nothing left half-done).
 fn error_checks(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &mut Report) {
@@ -615,18 +639,7 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &m
     let good = dist_matrix(comm, (m, m), r0, None, 0, &la.offs, &la.cols, &lv);
     let opts = PlanOptions::new(4, Layout::RowMajor);
     let expect = |name: &str, r: Result<DistPlan>, want: Status, rep: &mut Report| {
-        let all = statuses(world, code(&r));
-        let ok = all.iter().all(|&s| s == want as i32);
-        if me == 0 && !ok {
-            eprintln!("{name}: statuses {all:?}, expected {want:?}");
-        }
-        if let Err(e) = &r
-            && me == 0
-            && std::env::var_os("DIST_CHECK_VERBOSE").is_some()
-        {
-            eprintln!("{name}: {e}");
-        }
-        rep.check(all_ok(world, ok), name);
+        expect_status(world, name, &r, want, rep)
     };
     // A column index out of range on rank 1 only (rank 0 when alone).
     let bad_rank = 1.min(p - 1);

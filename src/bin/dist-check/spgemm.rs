@@ -461,18 +461,7 @@ fn errors(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &mut Rep
     let av = a.view(comm, &ga, 0);
     let c_rows = rows[me + 1] - rows[me];
     let expect = |name: &str, r: Result<()>, want: Status, rep: &mut Report| {
-        let all = statuses(world, code(&r));
-        let ok = all.iter().all(|&s| s == want as i32);
-        if me == 0 && !ok {
-            eprintln!("{name}: statuses {all:?}, expected {want:?}");
-        }
-        if let Err(e) = &r
-            && me == 0
-            && std::env::var_os("DIST_CHECK_VERBOSE").is_some()
-        {
-            eprintln!("{name}: {e}");
-        }
-        rep.check(all_ok(world, ok), name);
+        expect_status(world, name, &r, want, rep)
     };
     let sym = |b: &DistMatrix<'_>, fmt: OutputFormat| -> Result<()> {
         let mut offs = vec![0i64; c_rows + 1];
