@@ -56,9 +56,9 @@ pub struct CpuPlan {
 }
 
 /// Interior cache of a plan. The first numeric call runs the accumulator; a second call
-/// on the same plan also records a 64-bit digest of each chunk's column indices of C as
-/// written to the caller's array (8 bytes per chunk of rows, a few dozen per plan). From
-/// then on a numeric call given one of the arrays the plan's last calls filled trusts the
+/// on the same plan (or a first one without values, which asks for the structure) also
+/// records a 64-bit digest of each chunk's column indices of C as written to the caller's
+/// array (8 bytes per chunk of rows, a few dozen per plan). From then on a numeric call given one of the arrays the plan's last calls filled trusts the
 /// columns already in it wherever their digest still matches (the caller reuses its C, as
 /// a reused plan is meant for) and only sums values into a dense per-thread array (the
 /// replay kernel): no hashing, no sorting, no marks, no column writes. A chunk whose
@@ -422,7 +422,10 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         if !replay_ok {
             cache.col_digests = None;
         }
-        let learn = replay_ok && cache.numeric_calls >= 2 && cache.col_digests.is_none();
+        // A call without values asks for the structure, which the value calls after it reuse.
+        let learn = replay_ok
+            && (cache.numeric_calls >= 2 || vals.is_none())
+            && cache.col_digests.is_none();
         // Only an array this plan filled may be read (double buffers of C included).
         let ours = cache.written.contains(&at);
         let kind: AccKind = select::numeric_kind(

@@ -99,7 +99,9 @@ pub trait NodeSpgemm: NodeSpmm {
     /// C's row offsets (rows + 1, in the plan's format).
     fn spgemm_row_offsets(&self, p: &Self::Plan, out: OffsetSliceMut<'_>) -> Result<()>;
     /// C's column indices and (if `vals` is given) values with the current values of A
-    /// and B.
+    /// and B (A and B without values when `vals` is None). A call without values hands
+    /// out C's structure: the node may take the columns from the same `cols` in the calls
+    /// that follow and compute values only (its replay), so the structure is formed once.
     fn spgemm_numeric(
         &self,
         p: &Self::Plan,
