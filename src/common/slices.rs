@@ -56,6 +56,23 @@ impl IndexSliceMut<'_> {
 }
 
 impl ValueSliceMut<'_> {
+    /// The entries before `e` and from `e` on (`e` at most the length).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub fn split_at(self, e: usize) -> (Self, Self) {
+        macro_rules! split {
+            ($v:ident, $c:expr) => {{
+                let (x, y) = $c.split_at_mut(e.min($c.len()));
+                (ValueSliceMut::$v(x), ValueSliceMut::$v(y))
+            }};
+        }
+        match self {
+            ValueSliceMut::F32(c) => split!(F32, c),
+            ValueSliceMut::F64(c) => split!(F64, c),
+            ValueSliceMut::C32(c) => split!(C32, c),
+            ValueSliceMut::C64(c) => split!(C64, c),
+        }
+    }
+
     pub fn kind(&self) -> ValueType {
         match self {
             ValueSliceMut::F32(_) => ValueType::Float32,

@@ -75,8 +75,8 @@ pub struct ExecStats {
 pub struct SpgemmStats {
     /// Seconds of the symbolic phase (checks, structure import, node symbolic).
     pub symbolic_s: f64,
-    /// Seconds of the last numeric phase, of which `import_s` moving values and `local_s`
-    /// in the node products.
+    /// Seconds of the last numeric phase, of which `import_s` moving values (or waiting
+    /// for them) and `local_s` in the node products.
     pub numeric_s: f64,
     pub import_s: f64,
     pub local_s: f64,
@@ -90,4 +90,7 @@ pub struct SpgemmStats {
     pub symbolic_bytes_received: u64,
     pub numeric_bytes_sent: u64,
     pub numeric_bytes_received: u64,
+    /// Rows of op(A) (of every product) multiplied on this rank's own rows of B in place,
+    /// while the imported values travel.
+    pub rows_in_place: u64,
 }

@@ -8,6 +8,7 @@
 //! order of op(A)'s row, exactly as the serial product of the gathered matrices sums it,
 //! so the result is bitwise the serial one at every rank count (docs/DISTRIBUTED.md).
 
+use std::ops::Range;
 use std::time::Instant;
 
 use mpi::collective::SystemOperation;
@@ -110,16 +111,26 @@ impl Counts {
         );
     }
 
+    /// This rank's own piece: where it lies in the send buffer and in the receive buffer.
+    fn own(&self) -> (Range<usize>, Range<usize>) {
+        let piece = |(c, d): &(Vec<i32>, Vec<i32>)| {
+            d[self.me] as usize..d[self.me] as usize + c[self.me] as usize
+        };
+        (piece(&self.send), piece(&self.recv))
+    }
+
     /// Moves `sbuf`'s pieces into `rbuf` with messages to and from the ranks whose pieces
     /// are not empty (the neighbours of a sparse product: a handful whatever p, where an
-    /// alltoallv costs p - 1 latencies on every rank); the piece for itself is copied.
+    /// alltoallv costs p - 1 latencies on every rank), running `during` while they travel.
+    /// The caller writes its own piece of `rbuf` itself (no copy through `sbuf`).
     /// Collective over the neighbours (every rank calls it with the counts of one plan).
-    fn run_sparse<T: Equivalence + Copy>(
+    fn run_sparse<T: Equivalence + Copy, R>(
         &self,
         w: &SimpleCommunicator,
         sbuf: &[T],
         rbuf: &mut [T],
-    ) {
+        during: impl FnOnce() -> R,
+    ) -> R {
         let (sc, sd) = (&self.send.0, &self.send.1);
         let (rc, rd) = (&self.recv.0, &self.recv.1);
         let piece = |c: &[i32], d: &[i32], q: usize| d[q] as usize..d[q] as usize + c[q] as usize;
@@ -132,22 +143,18 @@ impl Counts {
             let (mine, tail) = tail.split_at_mut(r.len());
             rest = tail;
             at = r.end;
-            if !mine.is_empty() {
+            if !mine.is_empty() && q != self.me {
                 chunks.push((q, mine));
             }
         }
         mpi::request::scope(|scope| {
-            let mut recvs = Vec::new();
-            for (q, chunk) in chunks {
-                if q == self.me {
-                    chunk.copy_from_slice(&sbuf[piece(sc, sd, q)]);
-                } else {
-                    recvs.push(
-                        w.process_at_rank(q as i32)
-                            .immediate_receive_into(scope, chunk),
-                    );
-                }
-            }
+            let recvs: Vec<_> = chunks
+                .into_iter()
+                .map(|(q, chunk)| {
+                    w.process_at_rank(q as i32)
+                        .immediate_receive_into(scope, chunk)
+                })
+                .collect();
             let sends: Vec<_> = (0..sc.len())
                 .filter(|&q| q != self.me && sc[q] > 0)
                 .map(|q| {
@@ -155,13 +162,15 @@ impl Counts {
                         .immediate_send(scope, &sbuf[piece(sc, sd, q)])
                 })
                 .collect();
+            let out = during();
             for r in recvs {
                 r.wait();
             }
             for s in sends {
                 s.wait();
             }
-        });
+            out
+        })
     }
 
     /// Elements sent and received to and from other ranks.
@@ -186,7 +195,8 @@ struct Transpose<I, V> {
     counts: Counts,
     sbuf: Vec<V>,
     rbuf: Vec<V>,
-    /// `vals[t] = rbuf[recv_src[t]]`.
+    /// `vals[t] = rbuf[recv_src[t]]`, or `a[recv_src[t] - OWN]` for the entries this rank
+    /// sends itself (read from A directly, not through the buffers).
     recv_src: Vec<usize>,
     offs: Vec<i64>,
     cols: Vec<I>,
@@ -197,6 +207,8 @@ struct Transpose<I, V> {
 struct Import<I, V> {
     /// Local rows of B sent, peer after peer (self included).
     send_rows: Vec<usize>,
+    /// Those of `send_rows` this rank asked itself for (copied, not sent).
+    own_rows: Range<usize>,
     counts: Counts,
     sbuf: Vec<V>,
     /// The needed rows of B in increasing global row, 0-based, global column ids.
@@ -205,14 +217,52 @@ struct Import<I, V> {
     vals: Vec<V>,
 }
 
-/// One product op(A) * B: the transpose (if any), op(A)'s rows with columns renumbered
-/// to positions in the imported rows, the import, and the node's plan.
+/// Consecutive local rows of op(A) multiplied by one node plan into their own consecutive
+/// part of C. Rows whose columns all name this rank's own rows of B read B in place (no
+/// copy, and no wait: they are multiplied while the other rows' values travel); the
+/// others read the imported rows. Each row is one row of the node's product, summed in
+/// op(A)'s order, so the split changes no value.
+struct Segment<I, P> {
+    rows: Range<usize>,
+    /// op(A)'s entries of these rows (positions in its local arrays).
+    entries: Range<usize>,
+    /// The rows' offsets from 0 and their columns renumbered to rows of the segment's B
+    /// (`inner` of them).
+    offs: Vec<i64>,
+    cols: Vec<I>,
+    inner: usize,
+    own: bool,
+    node: P,
+    nnz: usize,
+}
+
+impl<I: DistIdx, P> Segment<I, P> {
+    /// The segment's rows of op(A) for the node, with their values (`av`: all of op(A)'s)
+    /// or without.
+    fn a<'s, V: DistScalar>(&'s self, av: Option<&'s [V]>) -> AnyCsr<'s> {
+        let vals = av.map(|v| &v[self.entries.clone()]);
+        erased(&self.offs, &self.cols, vals, self.inner)
+    }
+}
+
+/// This rank's rows of B as own segments read them: 0-based offsets and global column
+/// ids (the values are those of each numeric call, read in place).
+struct OwnRows<I> {
+    offs: Vec<i64>,
+    cols: Vec<I>,
+}
+
+/// Rows of op(A) reading only own rows of B are multiplied in place when their longest
+/// run holds at least 1 / OWN_SHARE of the rows (a shorter one is not worth a node plan).
+const OWN_SHARE: usize = 8;
+
+/// One product op(A) * B: the transpose (if any), op(A)'s rows in segments, the import
+/// of the rows of B the other segments need, and this rank's rows of B for its own.
 struct Product<I, V, P> {
     tr: Option<Transpose<I, V>>,
-    a_offs: Vec<i64>,
-    a_cols: Vec<I>,
+    segs: Vec<Segment<I, P>>,
+    own: Option<OwnRows<I>>,
     imp: Import<I, V>,
-    node: P,
     nnz: usize,
     rows: usize,
     row_start: usize,
@@ -251,21 +301,17 @@ pub struct SpgemmPlan<I: DistIdx, V: DistScalar, P> {
     world: OwnedComm,
 }
 
-/// The same outcome on every rank, prefixed with what was being done.
-fn agreed<T>(w: &SimpleCommunicator, r: Result<T>) -> Result<T> {
-    agree(w, r)
-}
-
-/// The distinct 0-based columns of `cols` (raw, `base` added) in increasing order, and
-/// each entry's position among them. A bit map over the `n` columns when it is small
-/// against the entries (a scan of n / 64 words), else a sort.
-fn renumber<I: Idx>(cols: &[I], base: usize, n: usize) -> Result<(Vec<usize>, Vec<I>)> {
+/// The distinct 0-based columns of the `pieces` (raw, `base` added) in increasing order,
+/// and each entry's position among them, piece by piece. A bit map over the `n` columns
+/// when it is small against the entries (a scan of n / 64 words), else a sort.
+fn renumber<I: Idx>(pieces: &[&[I]], base: usize, n: usize) -> Result<(Vec<usize>, Vec<Vec<I>>)> {
     let col = |c: I| c.to_usize().wrapping_sub(base);
+    let entries: usize = pieces.iter().map(|p| p.len()).sum();
+    let all = || pieces.iter().flat_map(|p| p.iter().copied());
     let words = n.div_ceil(64);
-    let mut out = Vec::with_capacity(cols.len());
-    if words <= 4 * cols.len() + 1024 {
+    if words <= 4 * entries + 1024 {
         let mut bits = vec![0u64; words];
-        for &c in cols {
+        for c in all() {
             let j = col(c);
             bits[j / 64] |= 1u64 << (j % 64);
         }
@@ -279,20 +325,20 @@ fn renumber<I: Idx>(cols: &[I], base: usize, n: usize) -> Result<(Vec<usize>, Ve
                 x &= x - 1;
             }
         }
-        for &c in cols {
+        let pos = |c: I| {
             let j = col(c);
             let below = bits[j / 64] & ((1u64 << (j % 64)) - 1);
-            out.push(fit::<I>(rank[j / 64] + below.count_ones() as usize)?);
-        }
-        Ok((needed, out))
+            fit::<I>(rank[j / 64] + below.count_ones() as usize)
+        };
+        let out = pieces.iter().map(|p| p.iter().map(|&c| pos(c)).collect());
+        Ok((needed, out.collect::<Result<_>>()?))
     } else {
-        let mut needed: Vec<usize> = cols.iter().map(|&c| col(c)).collect();
+        let mut needed: Vec<usize> = all().map(col).collect();
         needed.sort_unstable();
         needed.dedup();
-        for &c in cols {
-            let pos = needed.binary_search(&col(c)).unwrap_or(0);
-            out.push(fit::<I>(pos)?);
-        }
+        let pos = |c: I| fit::<I>(needed.binary_search(&col(c)).unwrap_or(0));
+        let out = pieces.iter().map(|p| p.iter().map(|&c| pos(c)).collect());
+        let out = out.collect::<Result<_>>()?;
         Ok((needed, out))
     }
 }
@@ -334,7 +380,7 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
     } else {
         Ok(())
     };
-    agreed(w, ok)?;
+    agree(w, ok)?;
     let mut count = vec![0usize; p];
     let dest: Vec<u32> = csr
         .col_indices()
@@ -363,7 +409,7 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
             pairs[2 * s + 1] = csr.col(e) as u64;
         }
     }
-    let two = agreed(w, counts.times(2, "A^T entries"))?;
+    let two = agree(w, counts.times(2, "A^T entries"))?;
     let mut got = vec![0u64; two.recv_len];
     two.run(w, &pairs, &mut got);
     // Rows of A^T here: the columns this rank owns; a counting sort by row, stable.
@@ -386,6 +432,12 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
         recv_src[d] = e;
         tcols[d] = I::try_from_usize(got[2 * e] as usize).expect("checked above");
     }
+    let (so, ro) = counts.own();
+    for r in &mut recv_src {
+        if ro.contains(r) {
+            *r = OWN + send_src[so.start + *r - ro.start];
+        }
+    }
     let (s, r) = two.others();
     let wsz = 8;
     Ok((
@@ -403,15 +455,21 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
     ))
 }
 
+/// Marks a source index of A^T's values that is an entry of A (see `Transpose::recv_src`).
+const OWN: usize = 1 << (usize::BITS - 1);
+
 impl<I: DistIdx, V: DistScalar> Transpose<I, V> {
     /// Moves A's current values to the rows of A^T. Collective.
     fn values(&mut self, w: &SimpleCommunicator, a: &[V]) {
-        for (s, &e) in self.sbuf.iter_mut().zip(&self.send_src) {
-            *s = a[e];
-        }
-        self.counts.run_sparse(w, &self.sbuf, &mut self.rbuf);
+        let (so, _) = self.counts.own();
+        let src = &self.send_src;
+        let gather =
+            |to: &mut [V], from: &[usize]| to.iter_mut().zip(from).for_each(|(x, &e)| *x = a[e]);
+        gather(&mut self.sbuf[..so.start], &src[..so.start]);
+        gather(&mut self.sbuf[so.end..], &src[so.end..]);
+        self.counts.run_sparse(w, &self.sbuf, &mut self.rbuf, || ());
         for (v, &r) in self.vals.iter_mut().zip(&self.recv_src) {
-            *v = self.rbuf[r];
+            *v = if r >= OWN { a[r - OWN] } else { self.rbuf[r] };
         }
     }
 }
@@ -455,7 +513,7 @@ fn import_symbolic<OB: Idx, I: DistIdx, V: DistScalar>(
         ),
         None => Ok(()),
     };
-    agreed(w, served)?;
+    agree(w, served)?;
     let lens: Vec<u64> = send_rows.iter().map(|&r| b.csr.row_len(r) as u64).collect();
     // The lengths travel as the rows did (the request counts, reversed).
     let back = Counts {
@@ -482,7 +540,7 @@ fn import_symbolic<OB: Idx, I: DistIdx, V: DistScalar>(
     };
     let send_n = per_peer(&back.send.0, &lens);
     let recv_n = per_peer(&back.recv.0, &got_lens);
-    let counts = agreed(
+    let counts = agree(
         w,
         Counts::new(&send_n, &recv_n, me, "imported entries of B"),
     )?;
@@ -514,8 +572,10 @@ fn import_symbolic<OB: Idx, I: DistIdx, V: DistScalar>(
     let (ls, lr) = back.others();
     let (cs, cr) = counts.others();
     let bytes = (rs * 8 + ls * 8 + cs * w_i, rr * 8 + lr * 8 + cr * w_i);
+    let own_start = req.recv.0[..me].iter().map(|&n| n as usize).sum::<usize>();
     Ok((
         Import {
+            own_rows: own_start..own_start + req.recv.0[me] as usize,
             send_rows,
             sbuf: vec![V::ZERO; counts.send_len],
             vals: vec![V::ZERO; counts.recv_len],
@@ -529,36 +589,39 @@ fn import_symbolic<OB: Idx, I: DistIdx, V: DistScalar>(
 }
 
 impl<I: DistIdx, V: DistScalar> Import<I, V> {
-    /// Moves B's current values of the needed rows here. Collective.
-    fn values<OB: Idx>(&mut self, w: &SimpleCommunicator, b: &CsrRef<'_, OB, I, V>, vals: &[V]) {
+    /// Packs B's current values of the rows others asked for, and copies those this rank
+    /// asked itself for in place (no MPI; [`Counts::run_sparse`] moves the rest).
+    fn pack<OB: Idx>(&mut self, b: &CsrRef<'_, OB, I, V>, vals: &[V]) {
+        let (so, ro) = self.counts.own();
         let mut pos = 0;
-        for &r in &self.send_rows {
+        for (k, &r) in self.send_rows.iter().enumerate() {
             let rr = b.row_range(r);
             let n = rr.len();
-            self.sbuf[pos..pos + n].copy_from_slice(&vals[rr]);
+            let to = if self.own_rows.contains(&k) {
+                let at = ro.start + pos - so.start;
+                &mut self.vals[at..at + n]
+            } else {
+                &mut self.sbuf[pos..pos + n]
+            };
+            to.copy_from_slice(&vals[rr]);
             pos += n;
         }
-        self.counts.run_sparse(w, &self.sbuf, &mut self.vals);
     }
 
-    fn erased(&self, ncols: usize) -> AnyCsr<'_> {
-        AnyCsr {
-            nrows: self.offs.len() - 1,
-            ncols,
-            base: 0,
-            offsets: OffsetSlice::I64(&self.offs),
-            indices: I::erase(&self.cols),
-            values: Some(V::erase(&self.vals)),
-            value_type: V::erase(&self.vals).kind(),
-        }
+    /// The imported rows for the node, with their values or (`with_values` false) as a
+    /// structure alone.
+    fn erased(&self, ncols: usize, with_values: bool) -> AnyCsr<'_> {
+        let vals = with_values.then_some(&self.vals[..]);
+        erased(&self.offs, &self.cols, vals, ncols)
     }
 }
 
-/// A 0-based local CSR the backend built, erased for the node.
+/// A 0-based local CSR the backend built, erased for the node (`vals` None: its structure
+/// alone, for the phases that read no values).
 fn erased<'a, I: DistIdx, V: DistScalar>(
     offs: &'a [i64],
     cols: &'a [I],
-    vals: &'a [V],
+    vals: Option<&'a [V]>,
     ncols: usize,
 ) -> AnyCsr<'a> {
     AnyCsr {
@@ -567,8 +630,8 @@ fn erased<'a, I: DistIdx, V: DistScalar>(
         base: 0,
         offsets: OffsetSlice::I64(offs),
         indices: I::erase(cols),
-        values: Some(V::erase(vals)),
-        value_type: V::erase(vals).kind(),
+        values: vals.map(V::erase),
+        value_type: V::erase(&[]).kind(),
     }
 }
 
@@ -597,43 +660,113 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
     };
     let b_rows = *b.rows.last().expect("p + 1 starts");
     // op(A)'s rows: offsets from 0, raw columns with their base.
-    let (a_offs, raw_cols, base): (Vec<i64>, &[I], usize) = match &tr {
-        None => (
-            a.csr
-                .row_offsets()
-                .iter()
+    let from_zero: Vec<i64>;
+    let (a_offs, raw_cols, base): (&[i64], &[I], usize) = match &tr {
+        None => {
+            from_zero = (a.csr.row_offsets().iter())
                 .map(|&o| (o.to_usize() - a.csr.base()) as i64)
-                .collect(),
-            a.csr.col_indices(),
-            a.csr.base(),
-        ),
-        Some(t) => (t.offs.clone(), &t.cols[..], 0),
+                .collect();
+            (&from_zero, a.csr.col_indices(), a.csr.base())
+        }
+        Some(t) => (&t.offs, &t.cols[..], 0),
     };
-    let (needed, a_cols_new) = agreed(w, renumber(raw_cols, base, b_rows))?;
+    let col = |c: I| c.to_usize().wrapping_sub(base);
+    let entries = |r: &Range<usize>| a_offs[r.start] as usize..a_offs[r.end] as usize;
+    let own_rows = b.start..b.start + b.csr.nrows();
+    let reads_own = |i: usize| {
+        raw_cols[entries(&(i..i + 1))]
+            .iter()
+            .all(|&c| own_rows.contains(&col(c)))
+    };
+    let blocks: Vec<(Range<usize>, bool)> = match longest_run(rows, reads_own) {
+        Some(r) if r.len() * OWN_SHARE >= rows => {
+            [(0..r.start, false), (r.clone(), true), (r.end..rows, false)]
+                .into_iter()
+                .filter(|(x, _)| !x.is_empty())
+                .collect()
+        }
+        _ => vec![(0..rows, false)],
+    };
+    let remote: Vec<&[I]> = blocks
+        .iter()
+        .filter(|(_, own)| !own)
+        .map(|(r, _)| &raw_cols[entries(r)])
+        .collect();
+    let (needed, renumbered) = agree(w, renumber(&remote, base, b_rows))?;
     let (imp, rows_imported, b2) = import_symbolic(w, &needed, b)?;
     bytes = (bytes.0 + b2.0, bytes.1 + b2.1);
     let ncols = b.csr.ncols();
+    let own = blocks.iter().any(|&(_, o)| o).then(|| OwnRows {
+        offs: b
+            .csr
+            .row_offsets()
+            .iter()
+            .map(|&o| (o.to_usize() - b.csr.base()) as i64)
+            .collect(),
+        cols: b
+            .csr
+            .col_indices()
+            .iter()
+            .map(|&c| I::try_from_usize(b.csr.col_of(c)).expect("fits: a column of B"))
+            .collect(),
+    });
+    // The segments' offsets are shifted into the caller's format below.
+    let node_format = OutputFormat {
+        offsets: IndexType::Int64,
+        ..format
+    };
+    let mut renumbered = renumbered.into_iter();
+    let mut segs = Vec::with_capacity(blocks.len());
     let planned = (|| {
-        let zeros = vec![V::ZERO; a_cols_new.len()];
-        let ae = erased(&a_offs, &a_cols_new, &zeros, needed.len());
-        let be = imp.erased(ncols);
-        let plan = node.spgemm_symbolic(&ae, &be, format)?;
-        if let Some(out) = c_offsets {
-            node.spgemm_row_offsets(&plan, out)?;
+        for (r, is_own) in blocks {
+            let e = entries(&r);
+            let offs: Vec<i64> = a_offs[r.start..=r.end]
+                .iter()
+                .map(|&o| o - a_offs[r.start])
+                .collect();
+            let (cols, inner): (Vec<I>, usize) = if is_own {
+                let local = |c: I| I::try_from_usize(col(c) - own_rows.start);
+                let cols = raw_cols[e.clone()].iter().map(|&c| local(c));
+                let cols = cols
+                    .collect::<Option<_>>()
+                    .expect("below a column of op(A)");
+                (cols, own_rows.len())
+            } else {
+                let cols = renumbered.next().expect("one per block without own rows");
+                (cols, needed.len())
+            };
+            let ae = erased::<I, V>(&offs, &cols, None, inner);
+            let node_plan = match &own {
+                Some(o) if is_own => {
+                    let be = erased::<I, V>(&o.offs, &o.cols, None, ncols);
+                    node.spgemm_symbolic(&ae, &be, node_format)?
+                }
+                _ => node.spgemm_symbolic(&ae, &imp.erased(ncols, false), node_format)?,
+            };
+            segs.push(Segment {
+                nnz: node.spgemm_nnz(&node_plan),
+                rows: r,
+                entries: e,
+                offs,
+                cols,
+                inner,
+                own: is_own,
+                node: node_plan,
+            });
         }
-        Ok(plan)
+        match c_offsets {
+            Some(out) => write_offsets(node, &segs, &format, out),
+            None => Ok(()),
+        }
     })();
-    let plan = agreed(w, planned)?;
-    let nnz = node.spgemm_nnz(&plan);
-    let flops = node.spgemm_flops(&plan);
+    agree(w, planned)?;
     Ok(Product {
-        flops,
+        nnz: segs.iter().map(|s| s.nnz).sum(),
+        flops: segs.iter().map(|s| node.spgemm_flops(&s.node)).sum(),
         tr,
-        a_offs,
-        a_cols: a_cols_new,
+        segs,
+        own,
         imp,
-        node: plan,
-        nnz,
         rows,
         row_start,
         ncols,
@@ -642,11 +775,109 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
     })
 }
 
+/// The longest run of consecutive rows `0..rows` for which `f` holds (None: no such row).
+fn longest_run(rows: usize, f: impl Fn(usize) -> bool) -> Option<Range<usize>> {
+    let mut best: Option<Range<usize>> = None;
+    let mut start = 0;
+    for i in 0..=rows {
+        if i < rows && f(i) {
+            continue;
+        }
+        if i > start && best.as_ref().is_none_or(|b| i - start > b.len()) {
+            best = Some(start..i);
+        }
+        start = i + 1;
+    }
+    best
+}
+
+/// C's row offsets in `format` from the segments' node plans (64-bit, from the format's
+/// base): each segment's shifted by the entries of the segments before it.
+fn write_offsets<N: NodeSpgemm, I>(
+    node: &N,
+    segs: &[Segment<I, N::Plan>],
+    format: &OutputFormat,
+    mut out: OffsetSliceMut<'_>,
+) -> Result<()> {
+    let rows = segs.last().map_or(0, |s| s.rows.end);
+    crate::common::check::check_nnz(format, segs.iter().map(|s| s.nnz).sum())?;
+    let (len, kind) = match &out {
+        OffsetSliceMut::I32(o) => (o.len(), IndexType::Int32),
+        OffsetSliceMut::I64(o) => (o.len(), IndexType::Int64),
+        OffsetSliceMut::U64(o) => (o.len(), IndexType::SizeT),
+    };
+    if kind != format.offsets {
+        return err(
+            Status::TypeMismatch,
+            "C: row offsets type differs from the plan's",
+        );
+    }
+    if len != rows + 1 {
+        return err(
+            Status::InvalidValue,
+            format!(
+                "C: row offsets array has {len} entries, expected {}",
+                rows + 1
+            ),
+        );
+    }
+    let mut shift = 0i64;
+    let mut tmp = Vec::new();
+    for s in segs {
+        tmp.clear();
+        tmp.resize(s.rows.len() + 1, 0i64);
+        node.spgemm_row_offsets(&s.node, OffsetSliceMut::I64(&mut tmp))?;
+        let r = s.rows.start..=s.rows.end;
+        // In range: the total was checked against the format above.
+        match &mut out {
+            OffsetSliceMut::I32(o) => o[r]
+                .iter_mut()
+                .zip(&tmp)
+                .for_each(|(d, &x)| *d = (x + shift) as i32),
+            OffsetSliceMut::I64(o) => o[r].iter_mut().zip(&tmp).for_each(|(d, &x)| *d = x + shift),
+            OffsetSliceMut::U64(o) => o[r]
+                .iter_mut()
+                .zip(&tmp)
+                .for_each(|(d, &x)| *d = (x + shift) as u64),
+        }
+        shift += s.nnz as i64;
+    }
+    Ok(())
+}
+
+/// C's arrays cut into the segments' parts (the last takes the rest, whose length its node
+/// checks).
+type Part2<'c> = (IndexSliceMut<'c>, Option<ValueSliceMut<'c>>);
+
+fn parts<'c, I, P>(
+    segs: &[Segment<I, P>],
+    cols: IndexSliceMut<'c>,
+    vals: Option<ValueSliceMut<'c>>,
+) -> Vec<Part2<'c>> {
+    let mut out = Vec::with_capacity(segs.len());
+    let (mut c, mut v) = (cols, vals);
+    for s in &segs[..segs.len() - 1] {
+        let (c0, c1) = c.split_at(s.nnz);
+        let (v0, v1) = match v {
+            Some(v) => {
+                let (x, y) = v.split_at(s.nnz);
+                (Some(x), Some(y))
+            }
+            None => (None, None),
+        };
+        out.push((c0, v0));
+        (c, v) = (c1, v1);
+    }
+    out.push((c, v));
+    out
+}
+
 impl<I: DistIdx, V: DistScalar, P: Send> Product<I, V, P> {
     /// Moves the values this product needs (A's for a transpose, B's needed rows) and
-    /// fills C. `a_vals` are the values of A's local rows, `b` B's. Returns (seconds moving
-    /// values, seconds in the node). Collective up to the node's product; its error is the
-    /// caller's to agree.
+    /// fills C, the segments reading own rows of B while the imported values travel.
+    /// `a_vals` are the values of A's local rows, `b` B's. Returns (seconds moving values
+    /// or waiting for them, seconds in the node). Collective up to the node's product;
+    /// its error is the caller's to agree.
     fn numeric<N: NodeSpgemm<Plan = P>, OB: Idx>(
         &mut self,
         w: &SimpleCommunicator,
@@ -660,25 +891,58 @@ impl<I: DistIdx, V: DistScalar, P: Send> Product<I, V, P> {
         if let Some(t) = &mut self.tr {
             t.values(w, a_vals);
         }
-        self.imp.values(w, b.0, b.1);
-        let t1 = Instant::now();
-        let av = match &self.tr {
-            Some(t) => &t.vals[..],
+        self.imp.pack(b.0, b.1);
+        let av: &[V] = match &self.tr {
+            Some(t) => &t.vals,
             None => a_vals,
         };
-        let ae = erased(&self.a_offs, &self.a_cols, av, self.imp.offs.len() - 1);
-        let be = self.imp.erased(self.ncols);
-        let r = node.spgemm_numeric(&self.node, &ae, &be, cols, Some(vals));
-        let t2 = Instant::now();
-        ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64(), r)
+        let own_b = self
+            .own
+            .as_ref()
+            .map(|o| erased(&o.offs, &o.cols, Some(b.1), self.ncols));
+        let (mut first, mut then) = (Vec::new(), Vec::new());
+        for (s, part) in self.segs.iter().zip(parts(&self.segs, cols, Some(vals))) {
+            if s.own {
+                first.push((s, part))
+            } else {
+                then.push((s, part))
+            }
+        }
+        let run = |s: &Segment<I, P>, be: &AnyCsr<'_>, (c, v): Part2<'_>| {
+            node.spgemm_numeric(&s.node, &s.a(Some(av)), be, c, v)
+        };
+        let imp = &mut self.imp;
+        let (r, own_s) = imp.counts.run_sparse(w, &imp.sbuf, &mut imp.vals, || {
+            let t = Instant::now();
+            let r = first
+                .into_iter()
+                .try_for_each(|(s, part)| run(s, own_b.as_ref().expect("own rows kept"), part));
+            (r, t.elapsed().as_secs_f64())
+        });
+        let t1 = Instant::now();
+        let be = self.imp.erased(self.ncols, true);
+        let r = r.and_then(|()| then.into_iter().try_for_each(|(s, part)| run(s, &be, part)));
+        let node_s = own_s + t1.elapsed().as_secs_f64();
+        (t0.elapsed().as_secs_f64() - node_s, node_s, r)
     }
 
-    /// C's column indices alone, from the structure the symbolic phase imported (no MPI).
+    /// C's column indices alone, from the structure the symbolic phase imported (no MPI);
+    /// the numeric calls into the same `cols` then compute values only (see
+    /// [`NodeSpgemm::spgemm_numeric`]).
     fn structure<N: NodeSpgemm<Plan = P>>(&self, node: &N, cols: IndexSliceMut<'_>) -> Result<()> {
-        let a_vals = vec![V::ZERO; self.a_cols.len()];
-        let ae = erased(&self.a_offs, &self.a_cols, &a_vals, self.imp.offs.len() - 1);
-        let be = self.imp.erased(self.ncols);
-        node.spgemm_numeric(&self.node, &ae, &be, cols, None)
+        let own_b = self
+            .own
+            .as_ref()
+            .map(|o| erased::<I, V>(&o.offs, &o.cols, None, self.ncols));
+        let be = self.imp.erased(self.ncols, false);
+        for (s, (c, v)) in self.segs.iter().zip(parts(&self.segs, cols, None)) {
+            let b = match &own_b {
+                Some(o) if s.own => o,
+                _ => &be,
+            };
+            node.spgemm_numeric(&s.node, &s.a::<V>(None), b, c, v)?;
+        }
+        Ok(())
     }
 
     /// Bytes of values one numeric call moves (sent, received), self excluded.
@@ -691,21 +955,60 @@ impl<I: DistIdx, V: DistScalar, P: Send> Product<I, V, P> {
 }
 
 /// A caller's matrix as the backend reads it: checked (each rank, then together), its
-/// row ranges and, when `digest`, its structure digest. Collective.
-fn checked<'a, N: NodeSpgemm, O: Idx, I: DistIdx, V: DistScalar>(
-    w: &SimpleCommunicator,
-    node: &N,
-    m: &DistMatrix<'a, O, I, V>,
-    name: &str,
-) -> Result<(Ranges, u64, CsrRef<'a, O, I, V>)> {
-    let (r, d) = check_named(w, node, m, name)?;
-    let csr = m.local()?;
-    Ok((r, d, csr))
+/// row and column blocks and, when the handle validates, its structure digest.
+struct Operand<'a, O: Idx, I: Idx, V: DistScalar> {
+    start: usize,
+    ranges: Ranges,
+    digest: u64,
+    csr: CsrRef<'a, O, I, V>,
 }
 
-/// The value slice of a checked matrix (present: `DistMatrix` always has values).
-fn values_of<'a, O: Idx, I: Idx, V: DistScalar>(m: &DistMatrix<'a, O, I, V>) -> &'a [V] {
-    m.values
+impl<O: Idx, I: Idx, V: DistScalar> Operand<'_, O, I, V> {
+    fn part(&self) -> Part<'_, O, I, V> {
+        Part {
+            start: self.start,
+            rows: &self.ranges.rows,
+            csr: self.csr,
+        }
+    }
+}
+
+/// The plan's communicator and its checked operands.
+type Checked<'a, O, I, V> = (OwnedComm, Vec<Operand<'a, O, I, V>>);
+
+/// The start of both symbolic phases: the plan's own duplicate of `comm`, the verdict on
+/// the shapes agreed, then each named matrix checked. Collective.
+fn setup<'a, N: NodeSpgemm, O: Idx, I: DistIdx, V: DistScalar>(
+    comm: &DistComm,
+    node: &N,
+    dims: Result<()>,
+    mats: &[(&str, &DistMatrix<'a, O, I, V>)],
+) -> Result<Checked<'a, O, I, V>> {
+    raw::mpi_usable()?;
+    let world = raw::dup_of(comm.raw())?;
+    let w = world.comm();
+    agree(w, dims)?;
+    let mut ops = Vec::with_capacity(mats.len());
+    for &(name, m) in mats {
+        let (ranges, digest) = check_named(w, node, m, name)?;
+        ops.push(Operand {
+            start: m.row_start,
+            ranges,
+            digest,
+            csr: m.local()?,
+        });
+    }
+    Ok((world, ops))
+}
+
+/// Whether two operands are the same arrays (not merely equal ones).
+fn same_arrays<O: Idx, I: Idx, V>(
+    a: &DistMatrix<'_, O, I, V>,
+    b: &DistMatrix<'_, O, I, V>,
+) -> bool {
+    std::ptr::eq(a.row_offsets, b.row_offsets)
+        && std::ptr::eq(a.col_indices, b.col_indices)
+        && (a.base, a.local_rows, a.global_cols) == (b.base, b.local_rows, b.global_cols)
 }
 
 fn dims_err(what: String) -> Result<()> {
@@ -735,11 +1038,6 @@ fn check_dims<O: Idx, I: Idx, V>(
     Ok(())
 }
 
-/// The column ranges of a matrix (its x_range on every rank; the rows of op(A) = A^T).
-fn col_ranges(r: &Ranges) -> &[usize] {
-    &r.xrows
-}
-
 impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
     /// Symbolic phase of C = op(A) * B (op N, T or C; C is A^T for real values). Writes
     /// this rank's row offsets of C (its rows of op(A), in `format`) into `c_offsets`.
@@ -756,43 +1054,32 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
         c_offsets: OffsetSliceMut<'_>,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        raw::mpi_usable()?;
-        let world = raw::dup_of(comm.raw())?;
+        let dims = check_dims(op, ("A", a), ("B", b));
+        let (world, ops) = setup(comm, node, dims, &[("A", a), ("B", b)])?;
+        let [oa, ob] = &ops[..] else {
+            unreachable!("two operands")
+        };
         let w = world.comm();
-        agreed(w, check_dims(op, ("A", a), ("B", b)))?;
-        let (ra, da, ca) = checked(w, node, a, "A")?;
-        let (rb, db, cb) = checked(w, node, b, "B")?;
-        let pa = Part {
-            start: a.row_start,
-            rows: &ra.rows,
-            csr: ca,
-        };
-        let pb = Part {
-            start: b.row_start,
-            rows: &rb.rows,
-            csr: cb,
-        };
         let prod = product_symbolic(
             w,
             node,
             op,
-            &pa,
-            col_ranges(&ra),
-            &pb,
+            &oa.part(),
+            &oa.ranges.xrows,
+            &ob.part(),
             format,
             Some(c_offsets),
         )?;
-        let mut plan = SpgemmPlan {
-            facts: vec![Facts::of(a), Facts::of(b)],
-            digests: validate.then(|| vec![da, db]),
-            format,
-            global_nnz: 0,
-            stats: SpgemmStats::default(),
-            stages: Stages::One(Box::new(prod)),
+        let stages = Stages::One(Box::new(prod));
+        Ok(Self::assemble(
             world,
-        };
-        plan.finish(t0);
-        Ok(plan)
+            &[a, b],
+            &ops,
+            validate,
+            format,
+            stages,
+            t0,
+        ))
     }
 
     /// Symbolic phase of C = op(R) * A * P (op N: R*A*P; op T: P^T*A*P with R = P, as an
@@ -811,9 +1098,6 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
         c_offsets: OffsetSliceMut<'_>,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        raw::mpi_usable()?;
-        let world = raw::dup_of(comm.raw())?;
-        let w = world.comm();
         let dims = check_dims(Op::NonTranspose, ("A", a), ("P", p)).and_then(|()| {
             let inner = match op {
                 Op::NonTranspose => r.global_cols,
@@ -827,50 +1111,38 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             }
             Ok(())
         });
-        agreed(w, dims)?;
-        let (rr, dr, cr) = checked(w, node, r, "R")?;
-        let (ra, da, ca) = checked(w, node, a, "A")?;
-        let (rp, dp, cp) = checked(w, node, p, "P")?;
-        let pa = Part {
-            start: a.row_start,
-            rows: &ra.rows,
-            csr: ca,
+        let (world, ops) = setup(comm, node, dims, &[("R", r), ("A", a), ("P", p)])?;
+        let [or, oa, op_] = &ops[..] else {
+            unreachable!("three operands")
         };
-        let pp = Part {
-            start: p.row_start,
-            rows: &rp.rows,
-            csr: cp,
-        };
+        let w = world.comm();
         // A*P into the plan's arrays: 64-bit offsets, P's index type, 0-based.
         let inner_format = OutputFormat {
             offsets: IndexType::Int64,
             indices: I::KIND,
             base: 0,
         };
-        let mut ap_offs = vec![0i64; ca.nrows() + 1];
+        let mut ap_offs = vec![0i64; oa.csr.nrows() + 1];
         let ap = product_symbolic(
             w,
             node,
             Op::NonTranspose,
-            &pa,
-            col_ranges(&ra),
-            &pp,
+            &oa.part(),
+            &oa.ranges.xrows,
+            &op_.part(),
             inner_format,
             Some(OffsetSliceMut::I64(&mut ap_offs)),
         )?;
         let zero = I::try_from_usize(0).expect("0 fits");
-        let inter = Intermediate {
+        let mut inter = Intermediate {
             cols: vec![zero; ap.nnz],
             vals: vec![V::ZERO; ap.nnz],
             offs: ap_offs,
         };
         // The structure of A*P, for the second product's symbolic phase (no values yet).
-        let mut inter = inter;
-        let ap = ap;
-        let structure = ap.structure(node, I::erase_mut(&mut inter.cols));
-        agreed(w, structure)?;
+        agree(w, ap.structure(node, I::erase_mut(&mut inter.cols)))?;
         let ap_csr = CsrRef::new(
-            ca.nrows(),
+            oa.csr.nrows(),
             p.global_cols,
             0,
             &inter.offs[..],
@@ -878,40 +1150,58 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             Some(&inter.vals[..]),
         )?;
         let pap = Part {
-            start: a.row_start,
-            rows: &ra.rows,
+            start: oa.start,
+            rows: &oa.ranges.rows,
             csr: ap_csr,
-        };
-        let pr = Part {
-            start: r.row_start,
-            rows: &rr.rows,
-            csr: cr,
         };
         let rap = product_symbolic(
             w,
             node,
             op,
-            &pr,
-            col_ranges(&rr),
+            &or.part(),
+            &or.ranges.xrows,
             &pap,
             format,
             Some(c_offsets),
         )?;
+        let stages = Stages::Rap {
+            ap: Box::new(ap),
+            inter,
+            rap: Box::new(rap),
+        };
+        Ok(Self::assemble(
+            world,
+            &[r, a, p],
+            &ops,
+            validate,
+            format,
+            stages,
+            t0,
+        ))
+    }
+
+    /// The plan of checked operands `ops` (of `mats`) and its stages, with the global
+    /// statistics (collective).
+    fn assemble<O: Idx>(
+        world: OwnedComm,
+        mats: &[&DistMatrix<'_, O, I, V>],
+        ops: &[Operand<'_, O, I, V>],
+        validate: bool,
+        format: OutputFormat,
+        stages: Stages<I, V, P>,
+        t0: Instant,
+    ) -> Self {
         let mut plan = SpgemmPlan {
-            facts: vec![Facts::of(r), Facts::of(a), Facts::of(p)],
-            digests: validate.then(|| vec![dr, da, dp]),
+            facts: mats.iter().map(|m| Facts::of(m)).collect(),
+            digests: validate.then(|| ops.iter().map(|o| o.digest).collect()),
             format,
             global_nnz: 0,
             stats: SpgemmStats::default(),
-            stages: Stages::Rap {
-                ap: Box::new(ap),
-                inter,
-                rap: Box::new(rap),
-            },
+            stages,
             world,
         };
         plan.finish(t0);
-        Ok(plan)
+        plan
     }
 
     /// Global nnz and the symbolic statistics (one allreduce).
@@ -923,6 +1213,10 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
         let mut st = SpgemmStats::default();
         for p in &products {
             st.rows_imported += p.rows_imported;
+            st.rows_in_place += (p.segs.iter())
+                .filter(|s| s.own)
+                .map(|s| s.rows.len() as u64)
+                .sum::<u64>();
             st.flops += p.flops;
             st.symbolic_bytes_sent += p.bytes.0;
             st.symbolic_bytes_received += p.bytes.1;
@@ -1002,8 +1296,8 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
                 let (i, l, r) = p.numeric(
                     w,
                     node,
-                    values_of(mats[0]),
-                    (&csrs[1], values_of(mats[1])),
+                    mats[0].values,
+                    (&csrs[1], mats[1].values),
                     cols,
                     vals,
                 );
@@ -1014,8 +1308,8 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
                 let (i, l, r) = ap.numeric(
                     w,
                     node,
-                    values_of(mats[1]),
-                    (&csrs[2], values_of(mats[2])),
+                    mats[1].values,
+                    (&csrs[2], mats[2].values),
                     I::erase_mut(&mut inter.cols),
                     V::erase_mut(&mut inter.vals),
                 );
@@ -1032,7 +1326,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
                 let (i, l, r) = rap.numeric(
                     w,
                     node,
-                    values_of(mats[0]),
+                    mats[0].values,
                     (&ap_csr, &inter.vals[..]),
                     cols,
                     vals,
@@ -1095,7 +1389,13 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             }
             let csr = m.local().map_err(|e| prefix(names[n], e))?;
             if let Some(d) = &self.digests {
-                let now = node.local(|| csr.validate_and_digest(names[n]))?;
+                // The arrays of an operand checked above (P given as R in P^T*A*P) have its
+                // digest: no second pass over them.
+                let seen = mats[..n].iter().position(|o| same_arrays(o, m));
+                let now = match seen {
+                    Some(k) => d[k],
+                    None => node.local(|| csr.validate_and_digest(names[n]))?,
+                };
                 if now != d[n] {
                     return err(
                         Status::PlanMismatch,

@@ -215,11 +215,13 @@ struct SpCase {
 
 /// The distributed product of a case (symbolic, numeric, numeric again with new values),
 /// each compared with the serial product.
+/// Runs one case; returns the rows of op(A) multiplied in place (plan statistics) and this
+/// rank's rows of C.
 fn run_sp<V: Val, O: Idx + Erase, I: Idx + Erase>(
     comm: &DistComm,
     h: &Handle,
     c: &SpCase,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(u64, usize), String> {
     let p = comm.size();
     let me = comm.rank();
     let (m, k, n) = c.dims;
@@ -327,6 +329,7 @@ fn run_sp<V: Val, O: Idx + Erase, I: Idx + Erase>(
             offs[c_rows]
         ));
     }
+    let in_place = plan.stats().rows_in_place;
     let mut cols = vec![0i64; plan.nnz()];
     let mut vals = vec![V::ZERO; plan.nnz()];
     dist_spgemm_numeric(
@@ -378,10 +381,11 @@ fn run_sp<V: Val, O: Idx + Erase, I: Idx + Erase>(
     )
     .map_err(e)?;
     let want2 = whole(&new).map_err(e)?;
-    same(&Rows { offs, cols, vals }, c.c_base, &want2, c0).map_err(|x| format!("reuse: {x}"))
+    same(&Rows { offs, cols, vals }, c.c_base, &want2, c0).map_err(|x| format!("reuse: {x}"))?;
+    Ok((in_place, c_rows))
 }
 
-fn dispatch(comm: &DistComm, h: &Handle, c: &SpCase) -> std::result::Result<(), String> {
+fn dispatch(comm: &DistComm, h: &Handle, c: &SpCase) -> std::result::Result<(u64, usize), String> {
     match (c.f32, c.types) {
         (false, 0) => run_sp::<f64, i32, i32>(comm, h, c),
         (false, 1) => run_sp::<f64, i64, i64>(comm, h, c),
@@ -439,12 +443,27 @@ pub fn run_all(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &mu
             seed,
         });
     }
+    // Rows of op(A) reading only this rank's rows of B are multiplied in place: all of
+    // them at one rank; at several, some products mix such rows and imported ones.
+    let (mut all_in_place, mut split) = (true, false);
     for c in &cases {
         let r = dispatch(comm, h, c);
         if let Err(e) = &r {
             eprintln!("rank {me}: {c:?}: {e}");
         }
+        if let Ok((k, rows)) = r
+            && c.what == 0
+        {
+            all_in_place &= k as usize == rows;
+            split |= k > 0 && (k as usize) < rows;
+        }
         rep.check(all_ok(world, r.is_ok()), "spgemm case");
+    }
+    if comm.size() == 1 {
+        rep.check(all_ok(world, all_in_place), "one rank: every row in place");
+    } else {
+        let any = statuses(world, split as i32).iter().any(|&s| s != 0);
+        rep.check(any, "several ranks: rows in place beside imported ones");
     }
     errors(world, comm, h, rep);
     cases.len()
