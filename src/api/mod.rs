@@ -86,8 +86,12 @@ pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
     crate::panics::catch(|| exec::write_row_offsets(plan, out))
 }
 
-/// [`write_row_offsets`] on the handle's workers.
+/// [`write_row_offsets`] on the handle's workers (on the calling thread for a small
+/// product's plan, whose few offsets are not worth waking them).
 pub fn write_row_offsets_on(h: &Handle, plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
+    if plan.small() {
+        return write_row_offsets(plan, out);
+    }
     crate::panics::catch(|| h.install(|| exec::write_row_offsets(plan, out)))
 }
 

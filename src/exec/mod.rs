@@ -29,7 +29,7 @@ use crate::common::csr::{
 };
 use crate::common::device::{DeviceCsr, DeviceOut};
 use crate::common::memory::Footprint;
-use crate::common::options::{Backend, InputShape, Op, Options, OutputFormat};
+use crate::common::options::{Algorithm, Backend, InputShape, Op, Options, OutputFormat};
 use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
 use crate::common::split::{self, How, Split};
 use crate::cpu;
@@ -94,9 +94,11 @@ fn route(e: &Engine, o: &Options, input_nnz: usize, gap: Option<&str>) -> Result
     Ok(match o.backend {
         Backend::Cpu => Route::Cpu,
         Backend::Cuda => Route::Gpu(e.gpu()?),
+        // Small inputs never open the GPU (a context costs more than their product).
+        Backend::Auto if input_nnz < AUTO_MIN_INPUT_NNZ => Route::Cpu,
         Backend::Auto => match e.gpu() {
-            Ok(g) if input_nnz >= AUTO_MIN_INPUT_NNZ => Route::Gpu(g),
-            _ => Route::Cpu,
+            Ok(g) => Route::Gpu(g),
+            Err(_) => Route::Cpu,
         },
     })
 }
@@ -174,12 +176,14 @@ impl PatternPairOp for SymbolicOp<'_> {
         check_product_op((op_a, &a), (op_b, &b), &format)?;
         let gap = gpu_gap(sig.values, self.ops);
         let route = route(e, o, a.nnz() + b.nnz(), gap.as_deref())?;
+        let mut ctx = e.cpu_ctx(o);
+        ctx.small = matches!(route, Route::Cpu) && small((op_a, &a), (op_b, &b), o);
         if o.memory_limit > 0 && matches!(route, Route::Cpu) {
-            symbolic_footprint(&e.cpu_ctx(o), (op_a, &a), (op_b, &b))
+            symbolic_footprint(&ctx, (op_a, &a), (op_b, &b))
                 .check(o.memory_limit, "the symbolic phase")?;
         }
         let digests = if o.validate {
-            Some(e.install(|| validate_and_digest(&a, &b))?)
+            Some(on_workers(e, !ctx.small, || validate_and_digest(&a, &b))?)
         } else {
             None
         };
@@ -187,7 +191,6 @@ impl PatternPairOp for SymbolicOp<'_> {
             sig,
             ..shape_of(&a, &b)
         };
-        let ctx = e.cpu_ctx(o);
         let gpu = match route {
             Route::Hybrid(g) => {
                 cuda::limits::check_product(a.nrows(), a.ncols(), b.ncols(), a.nnz(), b.nnz())?;
@@ -262,6 +265,31 @@ impl PatternPairOp for SymbolicOp<'_> {
             backend: BackendPlan::Cpu(Box::new(cp)),
         })
     }
+}
+
+/// Whether op(A)*op(B) runs as a small product (serially on the calling thread, see
+/// [`cpu::small`]): under `Algorithm::Auto` with the small path on, on the CPU alone, and
+/// small by the CPU backend's measure. Such products have too few entries for `Auto` to
+/// send them to the GPU (checked below).
+fn small<O: Idx, I: Idx, V: Scalar>(
+    a: (Op, &CsrRef<'_, O, I, V>),
+    b: (Op, &CsrRef<'_, O, I, V>),
+    o: &Options,
+) -> bool {
+    o.small_path
+        && o.algorithm == Algorithm::Auto
+        && o.backend != Backend::Cuda
+        && !o.hybrid
+        && cpu::small::fits(a, b)
+}
+
+// A small product's inputs are fewer than `Auto` sends to the GPU.
+const _: () = assert!(cpu::small::SMALL_MAX_WORK < AUTO_MIN_INPUT_NNZ as u64);
+
+/// Runs `f` on the handle's workers when `parallel`, else on the calling thread, waking no
+/// worker (the structure checks run serially off the workers, see `CsrRef::validate`).
+fn on_workers<R: Send>(e: &Engine, parallel: bool, f: impl FnOnce() -> R + Send) -> R {
+    if parallel { e.install(f) } else { f() }
 }
 
 /// Rows, columns, entries and a bound on the longest row of op(M), read without
@@ -353,7 +381,8 @@ impl PatternPairOp for SymbolicEstimate<'_> {
         I: Idx + FromAny<'a>,
     {
         let (op_a, op_b) = self.ops;
-        let ctx = self.e.cpu_ctx(self.o);
+        let mut ctx = self.e.cpu_ctx(self.o);
+        ctx.small = small((op_a, &a), (op_b, &b), self.o);
         Ok(symbolic_footprint(&ctx, (op_a, &a), (op_b, &b)))
     }
 }
@@ -460,7 +489,7 @@ impl PairOp for NumericOp<'_, '_> {
             Some(v) => Some(value_slice::<V>(v, nnz)?),
         };
         if o.validate {
-            e.install(|| check_structure(plan.digests, &a, &b))?;
+            on_workers(e, !plan.small(), || check_structure(plan.digests, &a, &b))?;
         }
         // The replay trusts C's columns from an earlier call only while every call checks
         // the structure against the plan's digests.

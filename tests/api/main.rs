@@ -9,5 +9,6 @@ mod fortran_module;
 mod header;
 mod spgemm_cpu;
 mod spgemm_ops;
+mod spgemm_small;
 mod spmm_complex;
 mod topo_ffi;
