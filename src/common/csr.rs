@@ -693,6 +693,12 @@ impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
         Ok(digest)
     }
 
+    /// Whether [`Self::validate`] and the digests are one chunk per array: serial on the
+    /// workers anyway, so not worth waking them.
+    pub fn checks_are_small(&self) -> bool {
+        self.row_offsets.len() <= DIGEST_CHUNK && self.col_indices.len() <= DIGEST_CHUNK
+    }
+
     /// One parallel pass over both arrays in chunks of [`DIGEST_CHUNK`] entries: the
     /// digest (when `what` asks for it) and whether any chunk fails its checks (offsets
     /// decrease, a column index is out of range). Chunks are hashed independently (seeded

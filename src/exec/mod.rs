@@ -182,8 +182,9 @@ impl PatternPairOp for SymbolicOp<'_> {
             symbolic_footprint(&ctx, (op_a, &a), (op_b, &b))
                 .check(o.memory_limit, "the symbolic phase")?;
         }
+        let serial = ctx.small || (a.checks_are_small() && b.checks_are_small());
         let digests = if o.validate {
-            Some(on_workers(e, !ctx.small, || validate_and_digest(&a, &b))?)
+            Some(on_workers(e, !serial, || validate_and_digest(&a, &b))?)
         } else {
             None
         };
@@ -489,7 +490,8 @@ impl PairOp for NumericOp<'_, '_> {
             Some(v) => Some(value_slice::<V>(v, nnz)?),
         };
         if o.validate {
-            on_workers(e, !plan.small(), || check_structure(plan.digests, &a, &b))?;
+            let serial = plan.small() || (a.checks_are_small() && b.checks_are_small());
+            on_workers(e, !serial, || check_structure(plan.digests, &a, &b))?;
         }
         // The replay trusts C's columns from an earlier call only while every call checks
         // the structure against the plan's digests.
@@ -554,10 +556,9 @@ pub fn numeric(
     })
 }
 
-/// Writes C's row offsets (in the plan's format) into `out` (length m + 1): in parallel
-/// when called on a handle's workers (`Engine::install`), else on the calling thread
-/// alone (never on rayon's global pool, which would start threads the caller did not ask
-/// for).
+/// Row offsets per piece when C's row offsets are written in parallel.
+pub(crate) const ROW_OFFSETS_MIN_PAR: usize = 4096;
+
 /// Where compiled GPU kernels are kept across processes (`None`: nowhere); process-wide,
 /// overrides `SPGEMM_KERNEL_CACHE`.
 pub fn set_kernel_cache_dir(dir: Option<std::path::PathBuf>) {
@@ -569,6 +570,10 @@ pub fn kernel_cache_dir() -> Option<std::path::PathBuf> {
     cuda::kcache::dir()
 }
 
+/// Writes C's row offsets (in the plan's format) into `out` (length m + 1): in parallel
+/// when called on a handle's workers (`Engine::install`), else on the calling thread
+/// alone (never on rayon's global pool, which would start threads the caller did not ask
+/// for).
 pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
     fn fill<T: Idx + Send>(row_ptr: &[usize], base: usize, out: &mut [T]) -> Result<()> {
         use rayon::prelude::*;
@@ -589,7 +594,7 @@ pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
         if rayon::current_thread_index().is_some() {
             out.par_iter_mut()
                 .zip(row_ptr.par_iter())
-                .with_min_len(4096)
+                .with_min_len(ROW_OFFSETS_MIN_PAR)
                 .for_each(put);
         } else {
             out.iter_mut().zip(row_ptr).for_each(put);
