@@ -25,10 +25,10 @@ use crate::types::{Idx, Scalar};
 
 /// Products whose work (multiplications, plus the rows and entries of A and B that the
 /// checks and row loops pass over) is at most this run serially: about 100-300 us on one
-/// core. The parallel path costs ~100 us more per product through the ABI (waking the
-/// workers for each check and phase) and divides the rest by the threads; measured on 2
-/// threads the serial path won or tied up to ~75k, and with more threads the crossover
-/// falls towards the fixed cost alone (docs/PERFORMANCE.md, "Small products").
+/// core. The parallel path costs ~100 us more per product (waking the workers for its
+/// phases) and divides the rest by the threads; measured on 2
+/// threads the serial path won or tied up to ~75k for one-shot products, ~15k for reused
+/// plans, and with more threads both fall (docs/DESIGN-NOTES.md, cpu::small).
 pub(crate) const SMALL_MAX_WORK: u64 = 1 << 15;
 
 /// Columns of C up to which a product may be small: the accumulators kept on the handle
