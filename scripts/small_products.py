@@ -5,6 +5,7 @@ descriptors over the caller's numpy arrays made for each product.
 
   scripts/small_products.py [--lib [LABEL=]PATH ...] [--threads 0] [--rounds 15]
                             [--batch-ms 4] [--sizes 10,30,...] [--json FILE]
+  scripts/small_products.py --summary RUN1.jsonl RUN2.jsonl ...   (medians over runs)
 
 Each --lib (default: this tree's target/release/libspgemm.so) is loaded into this process;
 two builds, e.g. main's and a branch's, are measured side by side: batches of every variant
@@ -29,6 +30,8 @@ second, for:
   call       spgemm_get_num_threads: the floor of one ctypes call into the library
 
 Every variant's result is checked against scipy's (same structure, values to 1e-12).
+"work" is the library's measure of a product's size (multiplications + rows and entries of A
+and B): products up to 2^15 run serially on the calling thread (src/cpu/small.rs).
 """
 import argparse
 import ctypes as ct
@@ -259,7 +262,12 @@ def main():
     ap.add_argument("--sizes", default="10,30,100,300,1000,3000,20000")
     ap.add_argument("--seed", type=int, default=25)
     ap.add_argument("--json")
+    ap.add_argument("--summary", nargs="+", metavar="JSONL",
+                    help="print the medians over runs written by --json, and exit")
     o = ap.parse_args()
+    if o.summary:
+        summary(o.summary)
+        return
     specs = o.lib or ["target/release/libspgemm.so"]
     names = [sp.split("=", 1)[0] if "=" in sp else os.path.relpath(sp, ROOT) for sp in specs]
     paths = [sp.split("=", 1)[1] if "=" in sp else sp for sp in specs]
@@ -303,7 +311,10 @@ def main():
         for r in reuses:
             same(r(), ref, f"{label} reuse after timing")
             r.close()
-        row = {"input": label, "m": a.shape[0], "nnzA": a.nnz, "nnzB": b.nnz, "nnzC": ref.nnz}
+        flops = int(np.diff(b.indptr)[a.indices].sum())
+        work = flops + a.shape[0] + b.shape[0] + a.nnz + b.nnz
+        row = {"input": label, "m": a.shape[0], "nnzA": a.nnz, "nnzB": b.nnz, "nnzC": ref.nnz,
+               "flops": flops, "work": work}
         for (kind, name, _), t in zip(variants, times):
             key = kind if name is None else f"{kind}@{name}"
             row[key] = {"us": statistics.median(t), "min_us": min(t)}
@@ -320,7 +331,7 @@ def report(rows, names, header):
     multiply's speed-up over scipy: scipy's time / its time), then products per second."""
     cols = ["multiply", "x scipy", "unsorted", "sym+num", "reuse", "call"]
     if header:
-        h = "| input | nnz(C) | scipy us |"
+        h = "| input | nnz(C) | work | scipy us |"
         for n in names:
             h += "".join(f" {n} {c}{'' if c == 'x scipy' else ' us'} |" for c in cols)
         h += " scipy /s |" + "".join(f" {n} multiply /s |" for n in names)
@@ -328,7 +339,7 @@ def report(rows, names, header):
         print("|" + "---|" * (h.count("|") - 1))
     for r in rows:
         s = r["scipy"]["us"]
-        line = f"| {r['input']} | {r['nnzC']} | {s:.1f} |"
+        line = f"| {r['input']} | {r['nnzC']} | {r['work']} | {s:.1f} |"
         for n in names:
             t = {c: r[f"{c}@{n}"]["us"] for c in ["multiply", "unsorted", "sym+num", "reuse", "call"]}
             line += (f" {t['multiply']:.1f} | {s / t['multiply']:.2f}x | {t['unsorted']:.1f} |"
@@ -336,6 +347,30 @@ def report(rows, names, header):
         line += f" {1e6 / s:,.0f} |" + "".join(f" {1e6 / r[f'multiply@{n}']['us']:,.0f} |"
                                               for n in names)
         print(line, flush=True)
+
+
+def summary(paths):
+    """Markdown of several runs (JSON lines of --json): per input the median over the runs of
+    each time, the first library (the baseline) and the last one side by side, and the last
+    one's speed-up over scipy in each run."""
+    runs = [[json.loads(line) for line in open(p) if line.strip()] for p in paths]
+    libs = sorted({k.split("@", 1)[1] for k in runs[0][0] if "@" in k},
+                  key=lambda n: list(runs[0][0]).index(f"multiply@{n}"))
+    base, this = libs[0], libs[-1]
+    print(f"| input | nnz(C) | work | scipy `A @ B` | {base}: multiply | {this}: multiply | "
+          f"{this} vs scipy (each run) | {this}: unsorted | {this}: sym+num | {base}: reuse | "
+          f"{this}: reuse | products/s: scipy / {base} / {this} |")
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|")
+    for i, r0 in enumerate(runs[0]):
+        def med(k):
+            return statistics.median(run[i][k]["us"] for run in runs)
+        s, bm, tm = med("scipy"), med(f"multiply@{base}"), med(f"multiply@{this}")
+        each = " ".join(f"{run[i]['scipy']['us'] / run[i][f'multiply@{this}']['us']:.2f}"
+                        for run in runs)
+        print(f"| {r0['input']} | {r0['nnzC']:,} | {r0['work']:,} | {s:.1f} | {bm:.1f} | {tm:.1f} "
+              f"| **{s / tm:.2f}x** ({each}) | {med(f'unsorted@{this}'):.1f} "
+              f"| {med(f'sym+num@{this}'):.1f} | {med(f'reuse@{base}'):.1f} "
+              f"| {med(f'reuse@{this}'):.1f} | {1e6 / s:,.0f} / {1e6 / bm:,.0f} / {1e6 / tm:,.0f} |")
 
 
 if __name__ == "__main__":
