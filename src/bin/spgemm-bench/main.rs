@@ -283,7 +283,7 @@ fn gen_main(args: &[String]) -> Result<(), String> {
             jobs.push((g, names[0].to_string()));
         }
     }
-    for (g, names) in generators::IRREGULAR {
+    for (g, names) in generators::NAMED_ONLY {
         if only.iter().any(|o| o == g || names.contains(&o.as_str())) {
             jobs.push((g, names[0].to_string()));
         }
@@ -291,7 +291,7 @@ fn gen_main(args: &[String]) -> Result<(), String> {
     for o in &only {
         let in_groups = generators::GROUPS
             .iter()
-            .chain(generators::IRREGULAR)
+            .chain(generators::NAMED_ONLY)
             .any(|(g, ns)| o == g || ns.contains(&o.as_str()));
         match generators::group_of(o) {
             Some(g) if !in_groups => jobs.push((g, o.clone())),
@@ -319,7 +319,7 @@ fn gen_main(args: &[String]) -> Result<(), String> {
     }
     // The manifest and the product list cover what was written now and every matrix of
     // the fixed list already present in OUTDIR (as gen_matrices.py keeps its manifest).
-    for (g, ns) in generators::GROUPS.iter().chain(generators::IRREGULAR) {
+    for (g, ns) in generators::GROUPS.iter().chain(generators::NAMED_ONLY) {
         for n in *ns {
             if dir.join(format!("{n}.mtx")).exists() && !present.iter().any(|(p, _)| p == n) {
                 present.push((n.to_string(), g));
