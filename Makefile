@@ -235,7 +235,8 @@ mkl-check: mkl-lib
 # ranks), examples-c/dist_spgemm_petsc.c (1, 3), examples-fortran/dist_spmm.f90 (1, 3) and
 # examples-fortran/dist_amg.f90 (2, 4); last `make install MPI=1` into build/prefix-mpi and
 # examples-c/dist_spmm.c and dist_spgemm_petsc.c built with $(CC) and nothing but
-# `pkg-config --cflags --libs spgemm` of that copy, run at 2 ranks. DIST_CHECK=0 skips it.
+# `pkg-config --cflags --libs spgemm` of that copy, and dist_spmm.c with CMake's
+# find_package(spgemm) (spgemm::spgemm brings MPI::MPI_C), run at 2 ranks. DIST_CHECK=0 skips it.
 DIST_CHECK  ?= 1
 DIST_NP     ?= 1 2 3 4
 MPI_TARGET  := target/mpi
@@ -300,6 +301,13 @@ dist-check-run:
 	      $$(PKG_CONFIG_PATH=$$pc pkg-config --cflags --libs spgemm) -Wl,-rpath,$(abspath $(BUILD))/prefix-mpi/lib -lm; \
 	    echo "== mpirun -np 2 $(BUILD)/mpi/$${ex}_installed ($(CC) with pkg-config spgemm of the MPI=1 install)"; \
 	    $(MPI_ENV) timeout 600 $(MPIRUN) -np 2 $(BUILD)/mpi/$${ex}_installed; done
+	@if command -v cmake >/dev/null 2>&1; then set -e; rm -rf $(BUILD)/mpi/cmake; \
+	  cmake -S examples-c -B $(BUILD)/mpi/cmake -DCMAKE_PREFIX_PATH=$(abspath $(BUILD))/prefix-mpi \
+	    -DCMAKE_C_COMPILER=$(CC) -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null; \
+	  cmake --build $(BUILD)/mpi/cmake --target dist_spmm >/dev/null; \
+	  echo "== mpirun -np 2 $(BUILD)/mpi/cmake/dist_spmm (find_package(spgemm) of the MPI=1 install)"; \
+	  $(MPI_ENV) timeout 600 $(MPIRUN) -np 2 $(BUILD)/mpi/cmake/dist_spmm; \
+	else echo "cmake not found: the CMake build of the MPI install is not checked"; fi
 
 # ---- PETSc peer driver (not part of `make check`) ----
 # build/petsc_dist: PETSc's MatMatMult / MatPtAP / MatMatMatMult / MatTransposeMatMult and
@@ -361,6 +369,7 @@ install: lib mkl-lib
 	    -e 's|@REL_INCLUDEDIR@|'"$$(realpath -m --relative-to=$(libdir)/cmake/spgemm $(includedir))"'|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@SOVERSION@|$(SOVERSION)|' \
 	    -e 's|@NATIVE_LIBS_CMAKE@|$(subst $(space),;,$(patsubst -l%,%,$(NATIVE_LIBS)))|' \
+	    -e 's|@SPGEMM_MPI@|$(if $(filter 1,$(MPI)),ON,OFF)|' \
 	    cmake/spgemmConfig.cmake.in > $(DESTDIR)$(libdir)/cmake/spgemm/spgemmConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' \
 	    -e 's|@VERSION_MINOR@|$(VERSION_MINOR)|' -e 's|@SIZEOF_VOID_P@|8|' \
