@@ -10,6 +10,7 @@
 //!              [--output caller|owned]
 //! spgemm-bench gen OUTDIR [--only NAME,...]
 //! mpirun -np P spgemm-bench dist-spgemm ... (built with --features mpi; see dist_mode.rs)
+//! mpirun -np P spgemm-bench dist-spmm ... (built with --features mpi; see dist_spmm_mode.rs)
 //! ```
 //!
 //! An input is a Matrix Market file or `gen:NAME`, a matrix of
@@ -36,6 +37,7 @@
 
 mod check;
 mod dist_mode;
+mod dist_spmm_mode;
 // `gen` is a reserved word in edition 2024: the module is gen.rs, named generators here.
 #[path = "gen.rs"]
 mod generators;
@@ -816,6 +818,9 @@ fn main() -> ExitCode {
     }
     if args.first().map(String::as_str) == Some("dist-spgemm") {
         return ExitCode::from(dist_mode::main(&args[1..]).clamp(0, 255) as u8);
+    }
+    if args.first().map(String::as_str) == Some("dist-spmm") {
+        return ExitCode::from(dist_spmm_mode::main(&args[1..]).clamp(0, 255) as u8);
     }
     if args.first().map(String::as_str) == Some("gen") {
         return match gen_main(&args[1..]) {
