@@ -6,6 +6,8 @@
 #   make install PREFIX=DIR [DESTDIR=STAGE]   library, headers, Fortran module source,
 #                 pkg-config file and CMake package under DIR; the MKL compatibility layer
 #                 libspgemm_mkl with its headers in include/spgemm-mkl and spgemm-mkl.pc
+#   make install MPI=1 ...   the same with the library built with the `mpi` feature
+#                 (target/mpi); spgemm.pc then requires the system MPI's pkg-config module
 #   make petsc-driver   build/petsc_dist, the PETSc peer of the distributed benchmarks
 #                 (scripts/bench_dist_petsc.sh; not part of make check)
 
@@ -14,6 +16,14 @@ CC      ?= cc
 CXX     ?= c++
 PROFILE := release
 LIBDIR  := target/$(PROFILE)
+# MPI=1: lib, mkl-lib and install use the library built with the `mpi` feature, in its own
+# target directory (as dist-check builds it), so neither build overwrites the other.
+MPI     ?= 0
+ifeq ($(MPI),1)
+LIBDIR  := target/mpi/$(PROFILE)
+LIB_CARGO := CARGO_TARGET_DIR=target/mpi
+LIB_FEATURES := --features mpi
+endif
 BUILD   := build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -pedantic -Werror
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -29,7 +39,7 @@ all: lib mkl-lib
 
 # The shared library carries the soname libspgemm.so.0; the symlink lets the loader find it.
 lib:
-	$(CARGO) build --release --lib
+	$(LIB_CARGO) $(CARGO) build --release --lib $(LIB_FEATURES)
 	ln -sf libspgemm.so $(LIBDIR)/libspgemm.so.0
 
 $(BUILD):
@@ -223,7 +233,10 @@ mkl-check: mkl-lib
 # allocations would be reported) at $(DIST_NP) ranks, the C++ layer's test
 # ffi-tests/mpi/dist_cxx.cpp (1, 3 ranks) and the examples examples-c/dist_spmm.c (2, 4
 # ranks), examples-c/dist_spgemm_petsc.c (1, 3), examples-fortran/dist_spmm.f90 (1, 3) and
-# examples-fortran/dist_amg.f90 (2, 4). DIST_CHECK=0 skips it.
+# examples-fortran/dist_amg.f90 (2, 4); last `make install MPI=1` into build/prefix-mpi and
+# examples-c/dist_spmm.c and dist_spgemm_petsc.c built with $(CC) and nothing but
+# `pkg-config --cflags --libs spgemm` of that copy, and dist_spmm.c with CMake's
+# find_package(spgemm) (spgemm::spgemm brings MPI::MPI_C), run at 2 ranks. DIST_CHECK=0 skips it.
 DIST_CHECK  ?= 1
 DIST_NP     ?= 1 2 3 4
 MPI_TARGET  := target/mpi
@@ -279,6 +292,22 @@ dist-check-run:
 	  for np in 2 4; do echo "== mpirun -np $$np $(BUILD)/mpi/dist_amg_f"; \
 	    $(MPI_ENV) timeout 600 $(MPIRUN) -np $$np $(BUILD)/mpi/dist_amg_f; done; \
 	else echo "$(MPIFORT) not found: the Fortran example is not run"; fi
+	rm -rf $(BUILD)/prefix-mpi
+	$(MAKE) --no-print-directory install MPI=1 PREFIX=$(abspath $(BUILD))/prefix-mpi
+	@set -e; pc=$(BUILD)/prefix-mpi/lib/pkgconfig; \
+	  test "$$(PKG_CONFIG_PATH=$$pc pkg-config --variable=mpi spgemm)" = yes; \
+	  for ex in dist_spmm dist_spgemm_petsc; do \
+	    $(CC) -O2 $(CFLAGS_STRICT) examples-c/$$ex.c -o $(BUILD)/mpi/$${ex}_installed \
+	      $$(PKG_CONFIG_PATH=$$pc pkg-config --cflags --libs spgemm) -Wl,-rpath,$(abspath $(BUILD))/prefix-mpi/lib -lm; \
+	    echo "== mpirun -np 2 $(BUILD)/mpi/$${ex}_installed ($(CC) with pkg-config spgemm of the MPI=1 install)"; \
+	    $(MPI_ENV) timeout 600 $(MPIRUN) -np 2 $(BUILD)/mpi/$${ex}_installed; done
+	@if command -v cmake >/dev/null 2>&1; then set -e; rm -rf $(BUILD)/mpi/cmake; \
+	  cmake -S examples-c -B $(BUILD)/mpi/cmake -DCMAKE_PREFIX_PATH=$(abspath $(BUILD))/prefix-mpi \
+	    -DCMAKE_C_COMPILER=$(CC) -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null; \
+	  cmake --build $(BUILD)/mpi/cmake --target dist_spmm >/dev/null; \
+	  echo "== mpirun -np 2 $(BUILD)/mpi/cmake/dist_spmm (find_package(spgemm) of the MPI=1 install)"; \
+	  $(MPI_ENV) timeout 600 $(MPIRUN) -np 2 $(BUILD)/mpi/cmake/dist_spmm; \
+	else echo "cmake not found: the CMake build of the MPI install is not checked"; fi
 
 # ---- PETSc peer driver (not part of `make check`) ----
 # build/petsc_dist: PETSc's MatMatMult / MatPtAP / MatMatMatMult / MatTransposeMatMult and
@@ -307,6 +336,9 @@ VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 NATIVE_LIBS := -lhwloc -ludev -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 INSTALL    ?= install
 PY         ?= python3
+# MPI=1: the pkg-config module of the MPI the library links (Debian's mpi-c names the
+# default MPI), required by spgemm.pc so that a caller's flags bring mpi.h and libmpi.
+MPI_PC     ?= $(if $(filter 1,$(MPI)),$(firstword $(foreach m,mpi-c ompi-c mpich,$(shell pkg-config --exists $(m) 2>/dev/null && echo $(m)))))
 # Fortran compiler (make's built-in default, f77, is not one that reads Fortran 2008).
 ifeq ($(origin FC),default)
 FC := gfortran
@@ -315,6 +347,8 @@ endif
 # Real file libspgemm.so.$(VERSION); libspgemm.so.0 (the soname) and libspgemm.so (for -l)
 # are symbolic links, as distributions and HPC module trees expect.
 install: lib mkl-lib
+	@if [ "$(MPI)" = 1 ] && [ -z "$(MPI_PC)" ]; then \
+	  echo "install MPI=1: pkg-config finds no MPI module (mpi-c, ompi-c, mpich); set MPI_PC"; exit 1; fi
 	$(INSTALL) -d $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(libdir)/cmake/spgemm $(DESTDIR)$(includedir)
 	$(INSTALL) -m 755 $(LIBDIR)/libspgemm.so $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
 	strip --strip-debug $(DESTDIR)$(libdir)/libspgemm.so.$(VERSION)
@@ -329,11 +363,13 @@ install: lib mkl-lib
 	$(INSTALL) -m 644 include/spgemm.h include/spgemm.hpp include/spgemm.f90 $(DESTDIR)$(includedir)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(libdir)|' -e 's|@INCLUDEDIR@|$(includedir)|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@NATIVE_LIBS@|$(NATIVE_LIBS)|' \
+	    -e 's|@MPI@|$(if $(filter 1,$(MPI)),yes,no)|' -e 's|@REQUIRES@|$(MPI_PC)|' -e '/^Requires: *$$/d' \
 	    pkgconfig/spgemm.pc.in > $(DESTDIR)$(libdir)/pkgconfig/spgemm.pc
 	sed -e 's|@REL_LIBDIR@|'"$$(realpath -m --relative-to=$(libdir)/cmake/spgemm $(libdir))"'|' \
 	    -e 's|@REL_INCLUDEDIR@|'"$$(realpath -m --relative-to=$(libdir)/cmake/spgemm $(includedir))"'|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@SOVERSION@|$(SOVERSION)|' \
 	    -e 's|@NATIVE_LIBS_CMAKE@|$(subst $(space),;,$(patsubst -l%,%,$(NATIVE_LIBS)))|' \
+	    -e 's|@SPGEMM_MPI@|$(if $(filter 1,$(MPI)),ON,OFF)|' \
 	    cmake/spgemmConfig.cmake.in > $(DESTDIR)$(libdir)/cmake/spgemm/spgemmConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' \
 	    -e 's|@VERSION_MINOR@|$(VERSION_MINOR)|' -e 's|@SIZEOF_VOID_P@|8|' \

@@ -447,6 +447,15 @@ def main():
     if args.figure:
         out[figure_at:figure_at] = figure_lines(args, summary, rows, threads)
 
+    # Sections measured by other scripts (docs/perf-raw/small-products.md: the small
+    # products of scripts/small_products.py) are carried into every report.
+    here = os.path.dirname(os.path.abspath(__file__))
+    extra = os.path.join(here, "..", "docs", "perf-raw", "small-products.md")
+    if os.path.exists(extra):
+        with open(extra) as f:
+            p(f.read().rstrip("\n"))
+        p("")
+
     p("## Reproduce")
     p("")
     p("```sh")

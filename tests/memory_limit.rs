@@ -276,6 +276,15 @@ fn spgemm_phases_stay_within_their_estimates() {
     // op(A) = A^T: the plan keeps A^T's structure; numeric calls gather its values.
     let at = Mat::new(1200, 1500, 12, 4);
     product_cases(&at, &narrow, Op::Transpose, "A^T");
+    // Small products, serial on the calling thread (Auto only).
+    let (tiny_a, tiny_b) = (Mat::new(40, 30, 4, 8), Mat::new(30, 25, 3, 9));
+    product_cases(&tiny_a, &tiny_b, Op::NonTranspose, "small");
+    product_cases(
+        &Mat::new(30, 40, 4, 10),
+        &tiny_b,
+        Op::Transpose,
+        "small A^T",
+    );
     assert_within();
 }
 

@@ -86,8 +86,12 @@ pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
     crate::panics::catch(|| exec::write_row_offsets(plan, out))
 }
 
-/// [`write_row_offsets`] on the handle's workers.
+/// [`write_row_offsets`] on the handle's workers (on the calling thread when they are
+/// fewer than one parallel piece: not worth waking the workers).
 pub fn write_row_offsets_on(h: &Handle, plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
+    if plan.small() || plan.nrows() < exec::ROW_OFFSETS_MIN_PAR {
+        return write_row_offsets(plan, out);
+    }
     crate::panics::catch(|| h.install(|| exec::write_row_offsets(plan, out)))
 }
 
@@ -119,23 +123,25 @@ pub fn multiply_op(
             exec::symbolic_estimate(h.engine(), &h.options, (op_a, a), (op_b, b))
         })?;
     }
-    numeric_owned_holding(h, &plan, a, b, held)
+    numeric_owned_holding(h, &plan, a, b, (held, true))
 }
 
 /// Numeric phase into arrays the library owns, taken from the handle's cache of arrays
 /// of destroyed results when one fits (see [`output_cache`]); the result gives them back
 /// when dropped. Pattern-only when A or B has no values.
 pub fn numeric_owned(h: &Handle, plan: &Plan, a: &AnyCsr<'_>, b: &AnyCsr<'_>) -> Result<OwnedCsr> {
-    numeric_owned_holding(h, plan, a, b, Footprint::default())
+    numeric_owned_holding(h, plan, a, b, (Footprint::default(), false))
 }
 
-/// [`numeric_owned`] whose memory estimate also counts `held` (what the call made before).
+/// [`numeric_owned`] whose memory estimate also counts `held` (what the call made before);
+/// `checked`: the call's own symbolic phase has just validated A and B (with validation
+/// on), so their structure is not checked against the plan again.
 fn numeric_owned_holding(
     h: &Handle,
     plan: &Plan,
     a: &AnyCsr<'_>,
     b: &AnyCsr<'_>,
-    mut held: Footprint,
+    (mut held, checked): (Footprint, bool),
 ) -> Result<OwnedCsr> {
     let cache = &h.outputs;
     let format = plan.format();
@@ -173,14 +179,14 @@ fn numeric_owned_holding(
         c.values = Some(ValueVec::take(cache, a.value_type, plan.nnz())?);
     }
     write_row_offsets_on(h, plan, c.offsets.as_mut())?;
-    numeric(
-        h,
-        plan,
-        a,
-        b,
-        c.indices.as_mut(),
-        c.values.as_mut().map(|v| v.as_mut()),
-    )?;
+    let o = Options {
+        validate: h.options.validate && !checked,
+        ..h.options
+    };
+    let (cols, vals) = (c.indices.as_mut(), c.values.as_mut().map(|v| v.as_mut()));
+    h.guarded(&[("A", a), ("B", b)], || {
+        exec::numeric(h.engine(), &o, plan, a, b, cols, vals)
+    })?;
     Ok(c)
 }
 

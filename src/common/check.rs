@@ -166,7 +166,8 @@ pub fn same_structure<O: Idx, I: Idx, V: Scalar>(
 }
 
 /// Full validation of A and B with their structure digests, in one pass over each (B's
-/// is A's when they are the same arrays). Runs on the current rayon pool.
+/// is A's when they are the same arrays). Runs on the current rayon pool (serially off the
+/// workers).
 pub fn validate_and_digest<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -182,7 +183,7 @@ pub fn validate_and_digest<O: Idx, I: Idx, V: Scalar>(
 
 /// With validation on, a numeric call's A and B still have the structure the plan was
 /// made for: their digests match the plan's, or (a plan made without digests) they are
-/// valid. Runs on the current rayon pool.
+/// valid. Runs on the current rayon pool (serially off the workers).
 pub fn check_structure<O: Idx, I: Idx, V: Scalar>(
     digests: Option<(u64, u64)>,
     a: &CsrRef<'_, O, I, V>,

@@ -203,7 +203,7 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
     }
 
     /// Full O(nnz) check: offsets non-decreasing, every column index in range. Runs on the
-    /// current rayon pool; reports the first offending position.
+    /// current rayon pool (serially off the workers); reports the first offending position.
     pub fn validate(&self, name: &str) -> Result<()> {
         if self.scan(Scan::Check).1 {
             return self.first_error(name);
@@ -218,16 +218,14 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
     fn first_error(&self, name: &str) -> Result<()> {
         const CHUNK: usize = 1 << 16;
         let offs = self.row_offsets;
-        let bad_row = (0..self.nrows.div_ceil(CHUNK))
-            .into_par_iter()
-            .find_map_first(|c| {
-                let lo = c * CHUNK;
-                let hi = ((c + 1) * CHUNK).min(self.nrows);
-                if !decreases(&offs[lo..=hi]) {
-                    return None;
-                }
-                (lo..hi).find(|&i| offs[i].to_i128() > offs[i + 1].to_i128())
-            });
+        let bad_row = first_of(self.nrows.div_ceil(CHUNK), |c| {
+            let lo = c * CHUNK;
+            let hi = ((c + 1) * CHUNK).min(self.nrows);
+            if !decreases(&offs[lo..=hi]) {
+                return None;
+            }
+            (lo..hi).find(|&i| offs[i].to_i128() > offs[i + 1].to_i128())
+        });
         if let Some(i) = bad_row {
             return err(
                 Status::InvalidStructure,
@@ -242,19 +240,17 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
         let lo = self.base as i128;
         let hi = lo + self.ncols as i128;
         let cols = self.col_indices;
-        let bad_pos = (0..cols.len().div_ceil(CHUNK))
-            .into_par_iter()
-            .find_map_first(|c| {
-                let s = c * CHUNK;
-                let e = ((c + 1) * CHUNK).min(cols.len());
-                if !out_of_range(&cols[s..e], self.base as u64, self.ncols as u64) {
-                    return None;
-                }
-                (s..e).find(|&p| {
-                    let v = cols[p].to_i128();
-                    v < lo || v >= hi
-                })
-            });
+        let bad_pos = first_of(cols.len().div_ceil(CHUNK), |c| {
+            let s = c * CHUNK;
+            let e = ((c + 1) * CHUNK).min(cols.len());
+            if !out_of_range(&cols[s..e], self.base as u64, self.ncols as u64) {
+                return None;
+            }
+            (s..e).find(|&p| {
+                let v = cols[p].to_i128();
+                v < lo || v >= hi
+            })
+        });
         if let Some(p) = bad_pos {
             let row = self.row_of_position(p);
             return err(
@@ -697,40 +693,64 @@ impl<O: Idx, I: Idx, V: Scalar> CsrRef<'_, O, I, V> {
         Ok(digest)
     }
 
+    /// Whether [`Self::validate`] and the digests are one chunk per array: serial on the
+    /// workers anyway, so not worth waking them.
+    pub fn checks_are_small(&self) -> bool {
+        self.row_offsets.len() <= DIGEST_CHUNK && self.col_indices.len() <= DIGEST_CHUNK
+    }
+
     /// One parallel pass over both arrays in chunks of [`DIGEST_CHUNK`] entries: the
     /// digest (when `what` asks for it) and whether any chunk fails its checks (offsets
     /// decrease, a column index is out of range). Chunks are hashed independently (seeded
     /// by their index) and combined with a wrapping sum, which is associative and
-    /// commutative: the digest does not depend on how rayon splits the work.
+    /// commutative: the digest does not depend on how rayon splits the work, nor on
+    /// whether it runs serially (off the workers: a small product's checks).
     fn scan(&self, what: Scan) -> (u64, bool) {
         let offs = self.row_offsets;
         let cols = self.col_indices;
         let n_offs = offs.len().div_ceil(DIGEST_CHUNK);
         let n_cols = cols.len().div_ceil(DIGEST_CHUNK);
         let isa = Isa::detect();
-        let (ho, hc, bad) = (0..n_offs + n_cols)
-            .into_par_iter()
-            .map(|t| {
-                if t < n_offs {
-                    let lo = t * DIGEST_CHUNK;
-                    let hi = ((t + 1) * DIGEST_CHUNK).min(offs.len());
-                    // One entry past the chunk (when there is one) checks the chunk's edge.
-                    let window = &offs[lo..(hi + 1).min(offs.len())];
-                    let (h, bad) = scan_chunk(isa, what, t, &offs[lo..hi], window, Check::Order);
-                    (h, 0, bad)
-                } else {
-                    let c = t - n_offs;
-                    let chunk = &cols[c * DIGEST_CHUNK..((c + 1) * DIGEST_CHUNK).min(cols.len())];
-                    let range = Check::Range(self.base as u64, self.ncols as u64);
-                    let (h, bad) = scan_chunk(isa, what, c, chunk, chunk, range);
-                    (0, h, bad)
-                }
-            })
-            .reduce(
-                || (0, 0, false),
-                |x, y| (x.0.wrapping_add(y.0), x.1.wrapping_add(y.1), x.2 | y.2),
-            );
+        let chunk = |t: usize| {
+            if t < n_offs {
+                let lo = t * DIGEST_CHUNK;
+                let hi = ((t + 1) * DIGEST_CHUNK).min(offs.len());
+                // One entry past the chunk (when there is one) checks the chunk's edge.
+                let window = &offs[lo..(hi + 1).min(offs.len())];
+                let (h, bad) = scan_chunk(isa, what, t, &offs[lo..hi], window, Check::Order);
+                (h, 0, bad)
+            } else {
+                let c = t - n_offs;
+                let chunk = &cols[c * DIGEST_CHUNK..((c + 1) * DIGEST_CHUNK).min(cols.len())];
+                let range = Check::Range(self.base as u64, self.ncols as u64);
+                let (h, bad) = scan_chunk(isa, what, c, chunk, chunk, range);
+                (0, h, bad)
+            }
+        };
+        let sum = |x: (u64, u64, bool), y: (u64, u64, bool)| {
+            (x.0.wrapping_add(y.0), x.1.wrapping_add(y.1), x.2 | y.2)
+        };
+        let n = n_offs + n_cols;
+        let (ho, hc, bad) = if rayon::current_thread_index().is_none() {
+            (0..n).map(chunk).fold((0, 0, false), sum)
+        } else {
+            (0..n)
+                .into_par_iter()
+                .map(chunk)
+                .reduce(|| (0, 0, false), sum)
+        };
         (digest_combine(ho, hc, self.nrows, self.ncols), bad)
+    }
+}
+
+/// The first `Some` of `f` over `0..n` in order: on the current rayon pool, or serially
+/// when called off the workers (never on rayon's global pool, whose threads the caller did
+/// not ask for).
+fn first_of<T: Send>(n: usize, f: impl Fn(usize) -> Option<T> + Sync + Send) -> Option<T> {
+    if rayon::current_thread_index().is_none() {
+        (0..n).find_map(f)
+    } else {
+        (0..n).into_par_iter().find_map_first(f)
     }
 }
 

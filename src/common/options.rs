@@ -93,6 +93,10 @@ pub struct Options {
     /// Bound in bytes on the extra memory of a call, checked against its estimate before
     /// anything is allocated (0 = no limit; `spgemm_set_memory_limit`).
     pub memory_limit: usize,
+    /// Under `Algorithm::Auto` on the CPU, products below the CPU backend's work threshold
+    /// run serially on the calling thread (`cpu::small`; default true). False keeps every
+    /// product on the parallel path (tests and benchmarks of that path on small inputs).
+    pub small_path: bool,
 }
 
 impl Default for Options {
@@ -105,6 +109,7 @@ impl Default for Options {
             hybrid: false,
             reproducible: false,
             memory_limit: 0,
+            small_path: true,
         }
     }
 }

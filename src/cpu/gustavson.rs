@@ -16,7 +16,7 @@ use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups};
 use crate::cpu::stream;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::util::{row_len_exceeds, row_len_mismatch, split_at_bounds, value_pair};
-use crate::cpu::workspace::WorkspacePool;
+use crate::cpu::workspace::{Workspace, WorkspacePool};
 use crate::error::{Result, Status, err};
 use crate::platform::alloc::try_zeroed_vec;
 use crate::types::{Idx, Scalar};
@@ -162,7 +162,7 @@ fn pieces<'o, J, V>(
 }
 
 /// Numeric kernel for one chunk with the plan's accumulator from worker workspace `ws`.
-fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
+pub(crate) fn fill_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
     ws: &mut crate::cpu::workspace::Workspace,
     p: &Product<'_, O, I, V>,
     rows: std::ops::Range<usize>,
@@ -243,7 +243,11 @@ impl ColDigest {
 
 /// Digest of the columns of C's rows `rows` (`cols` holds exactly them; `row_ptr` as in the
 /// plan), row by row (see [`ColDigest::extend`]).
-fn rows_digest<J: Idx>(cols: &[J], row_ptr: &[usize], rows: std::ops::Range<usize>) -> u64 {
+pub(crate) fn rows_digest<J: Idx>(
+    cols: &[J],
+    row_ptr: &[usize],
+    rows: std::ops::Range<usize>,
+) -> u64 {
     let off0 = row_ptr[rows.start];
     let mut d = ColDigest::at(off0);
     for i in rows {
@@ -504,17 +508,8 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     cols: &mut [J],
     vals: Option<&mut [V]>,
 ) -> Result<ReplayReport> {
-    let (a, b, np) = (p.a, p.b, p.plan);
-    let (chunks, row_ptr, c_base, prefetch) = (np.chunks, np.row_ptr, np.c_base, np.prefetch);
-    let k = b.ncols();
-    // The lanes take LANES values per column: only while they fit the replay's budget.
-    let lane_bytes = k
-        .saturating_mul(LANES)
-        .saturating_mul(std::mem::size_of::<V>());
-    let lane_groups = np
-        .groups
-        .filter(|_| lane_bytes <= crate::cpu::args::REPLAY_MAX_DENSE_BYTES);
-    let with_values = vals.is_some();
+    let np = p.plan;
+    let (chunks, row_ptr) = (np.chunks, np.row_ptr);
     let streamed = cols.len().saturating_mul(std::mem::size_of::<V>()) >= REPLAY_STREAM_MIN_BYTES;
     let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
     let refilled = std::sync::atomic::AtomicUsize::new(0);
@@ -523,90 +518,12 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
         .zip(val_pieces)
         .zip(digests)
         .zip(chunks.par_windows(2))
-        .try_for_each(|(((cp, mut vp), &want), w)| {
+        .try_for_each(|(((cp, vp), &want), w)| {
             pool.with(|ws| {
-                let rows = w[0]..w[1];
-                if let (Some(g), Some(vals)) = (lane_groups, vp.as_deref_mut()) {
-                    let (dense, lanes) = ws.replay_grouped::<V>();
-                    if dense.len() < k {
-                        crate::platform::alloc::try_grow(
-                            dense,
-                            k,
-                            V::NEG_ZERO,
-                            "replay value array",
-                        )?;
-                    }
-                    if lanes.len() < k {
-                        let neg0 = [V::NEG_ZERO; LANES];
-                        crate::platform::alloc::try_grow(lanes, k, neg0, "grouped replay values")?;
-                    }
-                    let (dense, lanes) = (&mut dense[..k], &mut lanes[..k]);
-                    let ok =
-                        replay_rows_grouped((dense, lanes), g, p, rows.clone(), cp, vals, want);
-                    if ok {
-                        return Ok(());
-                    }
-                    dense.fill(V::NEG_ZERO);
-                    lanes.fill([V::NEG_ZERO; LANES]);
-                } else if with_values {
-                    let dense = ws.replay::<V>();
-                    if dense.len() < k {
-                        crate::platform::alloc::try_grow(
-                            dense,
-                            k,
-                            V::NEG_ZERO,
-                            "replay value array",
-                        )?;
-                    }
-                    let dense = &mut dense[..k];
-                    let (r, vals) = (rows.clone(), vp.as_deref_mut());
-                    let ok = match (streamed, prefetch) {
-                        (true, false) => replay_rows::<V, O, I, J, true, false>(
-                            dense,
-                            (a, b),
-                            r,
-                            (row_ptr, c_base),
-                            cp,
-                            vals,
-                            want,
-                        ),
-                        (false, false) => replay_rows::<V, O, I, J, false, false>(
-                            dense,
-                            (a, b),
-                            r,
-                            (row_ptr, c_base),
-                            cp,
-                            vals,
-                            want,
-                        ),
-                        (true, true) => replay_rows::<V, O, I, J, true, true>(
-                            dense,
-                            (a, b),
-                            r,
-                            (row_ptr, c_base),
-                            cp,
-                            vals,
-                            want,
-                        ),
-                        (false, true) => replay_rows::<V, O, I, J, false, true>(
-                            dense,
-                            (a, b),
-                            r,
-                            (row_ptr, c_base),
-                            cp,
-                            vals,
-                            want,
-                        ),
-                    };
-                    if ok {
-                        return Ok(());
-                    }
-                    dense.fill(V::NEG_ZERO);
-                } else if rows_digest(cp, row_ptr, rows.clone()) == want {
-                    return Ok(());
+                if !replay_chunk(ws, p, streamed, w[0]..w[1], cp, vp, want)? {
+                    refilled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
-                refilled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                fill_chunk(ws, p, rows, cp, vp)
+                Ok(())
             })
         })?;
     let refilled = refilled.into_inner();
@@ -614,6 +531,100 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
         replayed: digests.len() - refilled,
         refilled,
     })
+}
+
+/// One chunk of [`replay`] (rows `rows`, whose columns and values `cp` and `vp` hold) with
+/// worker workspace `ws`: true when the chunk's columns still had the digest `want` and
+/// only its values were recomputed, false when it was computed afresh. With `streamed`
+/// the values are written with non-temporal stores (see [`REPLAY_STREAM_MIN_BYTES`]).
+pub(crate) fn replay_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
+    ws: &mut Workspace,
+    p: &Product<'_, O, I, V>,
+    streamed: bool,
+    rows: std::ops::Range<usize>,
+    cp: &mut [J],
+    mut vp: Option<&mut [V]>,
+    want: u64,
+) -> Result<bool> {
+    let (a, b, np) = (p.a, p.b, p.plan);
+    let (row_ptr, c_base, prefetch) = (np.row_ptr, np.c_base, np.prefetch);
+    let k = b.ncols();
+    // The lanes take LANES values per column: only while they fit the replay's budget.
+    let lane_bytes = k
+        .saturating_mul(LANES)
+        .saturating_mul(std::mem::size_of::<V>());
+    let lane_groups = np
+        .groups
+        .filter(|_| lane_bytes <= crate::cpu::args::REPLAY_MAX_DENSE_BYTES);
+    if let (Some(g), Some(vals)) = (lane_groups, vp.as_deref_mut()) {
+        let (dense, lanes) = ws.replay_grouped::<V>();
+        if dense.len() < k {
+            crate::platform::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
+        }
+        if lanes.len() < k {
+            let neg0 = [V::NEG_ZERO; LANES];
+            crate::platform::alloc::try_grow(lanes, k, neg0, "grouped replay values")?;
+        }
+        let (dense, lanes) = (&mut dense[..k], &mut lanes[..k]);
+        if replay_rows_grouped((dense, lanes), g, p, rows.clone(), cp, vals, want) {
+            return Ok(true);
+        }
+        dense.fill(V::NEG_ZERO);
+        lanes.fill([V::NEG_ZERO; LANES]);
+    } else if vp.is_some() {
+        let dense = ws.replay::<V>();
+        if dense.len() < k {
+            crate::platform::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
+        }
+        let dense = &mut dense[..k];
+        let (r, vals) = (rows.clone(), vp.as_deref_mut());
+        let ok = match (streamed, prefetch) {
+            (true, false) => replay_rows::<V, O, I, J, true, false>(
+                dense,
+                (a, b),
+                r,
+                (row_ptr, c_base),
+                cp,
+                vals,
+                want,
+            ),
+            (false, false) => replay_rows::<V, O, I, J, false, false>(
+                dense,
+                (a, b),
+                r,
+                (row_ptr, c_base),
+                cp,
+                vals,
+                want,
+            ),
+            (true, true) => replay_rows::<V, O, I, J, true, true>(
+                dense,
+                (a, b),
+                r,
+                (row_ptr, c_base),
+                cp,
+                vals,
+                want,
+            ),
+            (false, true) => replay_rows::<V, O, I, J, false, true>(
+                dense,
+                (a, b),
+                r,
+                (row_ptr, c_base),
+                cp,
+                vals,
+                want,
+            ),
+        };
+        if ok {
+            return Ok(true);
+        }
+        dense.fill(V::NEG_ZERO);
+    } else if rows_digest(cp, row_ptr, rows.clone()) == want {
+        return Ok(true);
+    }
+    fill_chunk(ws, p, rows, cp, vp)?;
+    Ok(false)
 }
 
 /// Dense symbolic phase over all rows of A on the current rayon pool: row sizes of C and

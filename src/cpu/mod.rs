@@ -13,6 +13,7 @@ pub mod partition;
 pub mod prefetch;
 pub mod row_groups;
 pub mod select;
+pub mod small;
 pub mod sort;
 pub mod spgemm;
 pub mod spmm;
@@ -35,6 +36,9 @@ use workspace::WorkspacePool;
 /// ONE2ONE pool) and SpMM's packed panel of X.
 pub struct CpuState {
     pub(crate) workspace: WorkspacePool,
+    /// The accumulators of small products, which run on the calling thread
+    /// ([`small`]); ordinary memory, first touched by that thread.
+    pub(crate) small: Mutex<workspace::Workspace>,
     pub(crate) spmm_pack: Mutex<spmm::PackScratch>,
 }
 
@@ -43,6 +47,7 @@ impl CpuState {
     pub fn new(threads: usize, topo: Arc<Topo>, places: Vec<WorkerPlace>) -> CpuState {
         CpuState {
             workspace: WorkspacePool::new(threads, topo, places),
+            small: Default::default(),
             spmm_pack: Default::default(),
         }
     }
@@ -51,6 +56,7 @@ impl CpuState {
     /// interrupted rows may have broken the accumulators' invariants).
     pub fn reset(&self) {
         self.workspace.reset();
+        *self.small.lock() = Default::default();
         *self.spmm_pack.lock() = Default::default();
     }
 
@@ -77,4 +83,7 @@ pub struct Ctx<'a> {
     pub sorted: bool,
     /// High-bandwidth memory holding every worker's accumulators (None: ordinary memory).
     pub hbm: Option<HbmBudget>,
+    /// The product is small: it runs serially on the calling thread ([`small`]; the
+    /// dispatcher's choice).
+    pub small: bool,
 }

@@ -15,6 +15,7 @@ use super::partition::{balanced_chunks, flop_profile};
 use super::prefetch;
 use super::row_groups::{LANES, RowGroups};
 use super::select::{self, Features};
+use super::small;
 use super::symbolic::{LinkedBits, ProbeBits, WORD_BITS};
 use super::workspace::GROWN_PER_CALL;
 use crate::common::csr::CsrRef;
@@ -53,6 +54,8 @@ pub struct CpuPlan {
     /// Whether the kernels prefetch the rows of B ahead (A's columns are scattered and B
     /// exceeds the L2 cache; see [`super::prefetch`]).
     prefetch: bool,
+    /// A small product: both phases run serially on the calling thread ([`super::small`]).
+    pub(crate) small: bool,
 }
 
 /// Interior cache of a plan. The first numeric call runs the accumulator; a second call
@@ -108,6 +111,8 @@ pub struct CpuDetails {
     pub refilled_chunks: usize,
     /// Whether the plan has learned C's columns for the replay.
     pub replay_ready: bool,
+    /// A small product, computed serially on the calling thread (see `cpu::small`).
+    pub small: bool,
 }
 
 impl CpuPlan {
@@ -123,6 +128,7 @@ impl CpuPlan {
             replayed_chunks: c.replayed_chunks,
             refilled_chunks: c.refilled_chunks,
             replay_ready: c.col_digests.is_some(),
+            small: self.small,
         }
     }
 
@@ -139,6 +145,9 @@ impl CpuPlan {
         }
         if self.prefetch {
             s.push_str("prefetch: rows of B (scattered columns of A)\n");
+        }
+        if self.small {
+            s.push_str("small product: serial on the calling thread\n");
         }
         s
     }
@@ -172,6 +181,9 @@ fn bookkeeping_bytes(threads: usize) -> u64 {
 /// Upper bound of the memory [`symbolic`] allocates (the plan it returns included), from
 /// the sizes each of its steps allocates (each step's estimate sits beside its code).
 pub fn symbolic_footprint(ctx: &Ctx<'_>, d: &Dims) -> Footprint {
+    if ctx.small {
+        return small::symbolic_footprint(d.m, d.k);
+    }
     let mut f = Footprint::default();
     let m1 = d.m.saturating_add(1);
     f.add("row groups of A", RowGroups::bytes_bound(d.m));
@@ -222,15 +234,11 @@ pub fn numeric_footprint<V: Scalar>(
     values: bool,
     trusted: bool,
 ) -> Footprint {
+    // A small product's plan runs on the calling thread alone, with the handle's
+    // accumulator for small products.
+    let threads = if plan.small { 1 } else { ctx.threads };
     let vsize = std::mem::size_of::<V>();
-    let kind = select::numeric_kind(
-        plan.numeric_alg,
-        plan.flops,
-        plan.nnz(),
-        k,
-        vsize,
-        ctx.threads,
-    );
+    let kind = select::numeric_kind(plan.numeric_alg, plan.flops, plan.nnz(), k, vsize, threads);
     let groups = plan.row_groups.is_some() && values;
     let lanes_fit =
         |cols: usize| cols.saturating_mul(LANES).saturating_mul(vsize) <= REPLAY_MAX_DENSE_BYTES;
@@ -247,17 +255,19 @@ pub fn numeric_footprint<V: Scalar>(
         AccKind::Probe => ProbeAcc::<V>::bytes(max_row),
     };
     let mut f = Footprint::default();
-    f.add_each("per-thread numeric accumulators", ws, ctx.threads);
+    f.add_each("per-thread numeric accumulators", ws, threads);
     let mut replay = 0;
     if trusted && values && k.saturating_mul(vsize) <= REPLAY_MAX_DENSE_BYTES {
         replay = bytes_of::<V>(k);
         if plan.row_groups.is_some() && lanes_fit(k) {
             replay = replay.saturating_add(bytes_of::<[V; LANES]>(k));
         }
-        f.add_each("per-thread replay values", replay, ctx.threads);
+        f.add_each("per-thread replay values", replay, threads);
     }
     f.add("chunk digests", bytes_of::<u64>(plan.chunks.len()));
-    scheduling(ctx, ws.saturating_add(replay), &mut f);
+    if !plan.small {
+        scheduling(ctx, ws.saturating_add(replay), &mut f);
+    }
     f
 }
 
@@ -328,6 +338,24 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             format!("the dense accumulator needs at most 2^32-1 columns in C, B has {k}"),
         );
     }
+    if ctx.small {
+        let counted = small::symbolic(ctx.state, a, b)?;
+        crate::common::check::check_nnz(format, counted.row_ptr[a.nrows()])?;
+        return Ok(CpuPlan {
+            row_ptr: counted.row_ptr,
+            chunks: counted.chunks,
+            flops: counted.flops,
+            max_row_nnz: counted.max_row_nnz,
+            symbolic_alg: Algorithm::Dense,
+            numeric_alg: Algorithm::Dense,
+            sorted: ctx.sorted,
+            compressed: false,
+            reuse: Default::default(),
+            row_groups: None,
+            prefetch: false,
+            small: true,
+        });
+    }
     ctx.pool.install(|| {
         let m = a.nrows();
         let threads = ctx.threads;
@@ -383,6 +411,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             reuse: Default::default(),
             row_groups: groups,
             prefetch,
+            small: false,
         })
     })
 }
@@ -409,7 +438,9 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
     if let Some(v) = vals.as_deref_mut() {
         crate::platform::alloc::advise_huge_slice(v);
     }
-    ctx.pool.install(|| {
+    // A small product's plan has one chunk, run on the calling thread (see `small`).
+    let serial = plan.small;
+    let body = || {
         // Reuse (see `ReuseCache`): only while every call checks the structure.
         let mut cache = plan.reuse.lock();
         cache.numeric_calls += 1;
@@ -434,7 +465,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
             plan.nnz(),
             b.ncols(),
             std::mem::size_of::<V>(),
-            ctx.threads,
+            if serial { 1 } else { ctx.threads },
         );
         let np = NumericPlan {
             kind,
@@ -451,16 +482,27 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
             ($c:expr) => {{
                 let c = $c;
                 if let Some(digests) = cache.col_digests.as_deref().filter(|_| ours) {
-                    let r = gustavson::replay(&ctx.state.workspace, &p, digests, c, vals)?;
+                    let r = if serial {
+                        small::replay(ctx.state, &p, digests[0], c, vals)?
+                    } else {
+                        gustavson::replay(&ctx.state.workspace, &p, digests, c, vals)?
+                    };
                     cache.replayed_chunks += r.replayed;
                     cache.refilled_chunks += r.refilled;
                     cache.wrote(at);
                     return Ok(());
                 }
-                gustavson::numeric(&ctx.state.workspace, &p, c, vals)?;
+                if serial {
+                    small::numeric(ctx.state, &p, c, vals)?;
+                } else {
+                    gustavson::numeric(&ctx.state.workspace, &p, c, vals)?;
+                }
                 if learn {
-                    cache.col_digests =
-                        Some(gustavson::chunk_digests(&plan.chunks, &plan.row_ptr, c));
+                    cache.col_digests = Some(if serial {
+                        vec![gustavson::rows_digest(c, &plan.row_ptr, 0..a.nrows())]
+                    } else {
+                        gustavson::chunk_digests(&plan.chunks, &plan.row_ptr, c)
+                    });
                 }
                 cache.wrote(at);
                 Ok(())
@@ -470,5 +512,10 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
             IndexSliceMut::I32(c) => run!(c),
             IndexSliceMut::I64(c) => run!(c),
         }
-    })
+    };
+    if serial {
+        body()
+    } else {
+        ctx.pool.install(body)
+    }
 }

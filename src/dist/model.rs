@@ -222,10 +222,13 @@ pub fn buffers(alg: Algorithm, sh: &Shape<'_>, t: &TileNnz, q: usize) -> Buffers
         Algorithm::SA15D => {
             let acj = t.cb[j];
             b.tile_words = tile_words(ri, t.sa[q], sh.w);
-            b.x_own = acj * k;
-            b.x_send = xr * k;
-            if sh.layout == Layout::ColMajor {
-                b.x_stage = acj * k;
+            // A grid column of one rank multiplies the caller's X in place.
+            if g.pr > 1 {
+                b.x_own = acj * k;
+                b.x_send = xr * k;
+                if sh.layout == Layout::ColMajor {
+                    b.x_stage = acj * k;
+                }
             }
             if g.pc > 1 {
                 b.y_part = ri * k;

@@ -126,6 +126,7 @@ impl Engine {
             algorithm: o.algorithm,
             sorted: o.sorted_output,
             hbm: self.workers.hbm_budget(),
+            small: false,
         }
     }
 }

@@ -30,7 +30,7 @@ use crate::common::csr::{
 };
 use crate::common::device::{DeviceCsr, DeviceOut};
 use crate::common::memory::Footprint;
-use crate::common::options::{Backend, InputShape, Op, Options, OutputFormat};
+use crate::common::options::{Algorithm, Backend, InputShape, Op, Options, OutputFormat};
 use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
 use crate::common::split::{self, How, Split};
 use crate::cpu;
@@ -95,9 +95,11 @@ fn route(e: &Engine, o: &Options, input_nnz: usize, gap: Option<&str>) -> Result
     Ok(match o.backend {
         Backend::Cpu => Route::Cpu,
         Backend::Cuda => Route::Gpu(e.gpu()?),
+        // Small inputs never open the GPU (a context costs more than their product).
+        Backend::Auto if input_nnz < AUTO_MIN_INPUT_NNZ => Route::Cpu,
         Backend::Auto => match e.gpu() {
-            Ok(g) if input_nnz >= AUTO_MIN_INPUT_NNZ => Route::Gpu(g),
-            _ => Route::Cpu,
+            Ok(g) => Route::Gpu(g),
+            Err(_) => Route::Cpu,
         },
     })
 }
@@ -175,12 +177,15 @@ impl PatternPairOp for SymbolicOp<'_> {
         check_product_op((op_a, &a), (op_b, &b), &format)?;
         let gap = gpu_gap(sig.values, self.ops);
         let route = route(e, o, a.nnz() + b.nnz(), gap.as_deref())?;
+        let mut ctx = e.cpu_ctx(o);
+        ctx.small = matches!(route, Route::Cpu) && small((op_a, &a), (op_b, &b), o);
         if o.memory_limit > 0 && matches!(route, Route::Cpu) {
-            symbolic_footprint(&e.cpu_ctx(o), (op_a, &a), (op_b, &b))
+            symbolic_footprint(&ctx, (op_a, &a), (op_b, &b))
                 .check(o.memory_limit, "the symbolic phase")?;
         }
+        let serial = ctx.small || (a.checks_are_small() && b.checks_are_small());
         let digests = if o.validate {
-            Some(e.install(|| validate_and_digest(&a, &b))?)
+            Some(on_workers(e, !serial, || validate_and_digest(&a, &b))?)
         } else {
             None
         };
@@ -188,7 +193,6 @@ impl PatternPairOp for SymbolicOp<'_> {
             sig,
             ..shape_of(&a, &b)
         };
-        let ctx = e.cpu_ctx(o);
         let gpu = match route {
             Route::Hybrid(g) => {
                 cuda::limits::check_product(a.nrows(), a.ncols(), b.ncols(), a.nnz(), b.nnz())?;
@@ -263,6 +267,31 @@ impl PatternPairOp for SymbolicOp<'_> {
             backend: BackendPlan::Cpu(Box::new(cp)),
         })
     }
+}
+
+/// Whether op(A)*op(B) runs as a small product (serially on the calling thread, see
+/// [`cpu::small`]): under `Algorithm::Auto` with the small path on, on the CPU alone, and
+/// small by the CPU backend's measure. Such products have too few entries for `Auto` to
+/// send them to the GPU (checked below).
+fn small<O: Idx, I: Idx, V: Scalar>(
+    a: (Op, &CsrRef<'_, O, I, V>),
+    b: (Op, &CsrRef<'_, O, I, V>),
+    o: &Options,
+) -> bool {
+    o.small_path
+        && o.algorithm == Algorithm::Auto
+        && o.backend != Backend::Cuda
+        && !o.hybrid
+        && cpu::small::fits(a, b)
+}
+
+// A small product's inputs are fewer than `Auto` sends to the GPU.
+const _: () = assert!(cpu::small::SMALL_MAX_WORK < AUTO_MIN_INPUT_NNZ as u64);
+
+/// Runs `f` on the handle's workers when `parallel`, else on the calling thread, waking no
+/// worker (the structure checks run serially off the workers, see `CsrRef::validate`).
+fn on_workers<R: Send>(e: &Engine, parallel: bool, f: impl FnOnce() -> R + Send) -> R {
+    if parallel { e.install(f) } else { f() }
 }
 
 /// Rows, columns, entries and a bound on the longest row of op(M), read without
@@ -354,7 +383,8 @@ impl PatternPairOp for SymbolicEstimate<'_> {
         I: Idx + FromAny<'a>,
     {
         let (op_a, op_b) = self.ops;
-        let ctx = self.e.cpu_ctx(self.o);
+        let mut ctx = self.e.cpu_ctx(self.o);
+        ctx.small = small((op_a, &a), (op_b, &b), self.o);
         Ok(symbolic_footprint(&ctx, (op_a, &a), (op_b, &b)))
     }
 }
@@ -430,11 +460,12 @@ pub fn symbolic(
 /// so a changed structure gives `PlanMismatch` or the new product, never a wrong C.
 fn check_inputs<O: Idx, I: Idx, V: Scalar>(
     e: &Engine,
+    parallel: bool,
     plan: &Plan,
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
 ) -> Result<()> {
-    e.install(|| {
+    on_workers(e, parallel, || {
         check_structure(plan.digests, a, b)?;
         if plan.digests.is_some() {
             return Ok(());
@@ -502,7 +533,8 @@ impl PairOp for NumericOp<'_, '_> {
             Some(v) => Some(value_slice::<V>(v, nnz)?),
         };
         if o.validate && !self.fixed {
-            check_inputs(e, plan, &a, &b)?;
+            let serial = plan.small() || (a.checks_are_small() && b.checks_are_small());
+            check_inputs(e, !serial, plan, &a, &b)?;
         }
         // The replay trusts C's columns from an earlier call only while every call checks
         // the structure against the plan's digests (or the structure cannot change).
@@ -595,10 +627,9 @@ fn numeric_op(
     })
 }
 
-/// Writes C's row offsets (in the plan's format) into `out` (length m + 1): in parallel
-/// when called on a handle's workers (`Engine::install`), else on the calling thread
-/// alone (never on rayon's global pool, which would start threads the caller did not ask
-/// for).
+/// Row offsets per piece when C's row offsets are written in parallel.
+pub(crate) const ROW_OFFSETS_MIN_PAR: usize = 4096;
+
 /// Where compiled GPU kernels are kept across processes (`None`: nowhere); process-wide,
 /// overrides `SPGEMM_KERNEL_CACHE`.
 pub fn set_kernel_cache_dir(dir: Option<std::path::PathBuf>) {
@@ -610,6 +641,10 @@ pub fn kernel_cache_dir() -> Option<std::path::PathBuf> {
     cuda::kcache::dir()
 }
 
+/// Writes C's row offsets (in the plan's format) into `out` (length m + 1): in parallel
+/// when called on a handle's workers (`Engine::install`), else on the calling thread
+/// alone (never on rayon's global pool, which would start threads the caller did not ask
+/// for).
 pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
     fn fill<T: Idx + Send>(row_ptr: &[usize], base: usize, out: &mut [T]) -> Result<()> {
         use rayon::prelude::*;
@@ -630,7 +665,7 @@ pub fn write_row_offsets(plan: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
         if rayon::current_thread_index().is_some() {
             out.par_iter_mut()
                 .zip(row_ptr.par_iter())
-                .with_min_len(4096)
+                .with_min_len(ROW_OFFSETS_MIN_PAR)
                 .for_each(put);
         } else {
             out.iter_mut().zip(row_ptr).for_each(put);
@@ -748,7 +783,7 @@ impl PairOp for HostInDeviceOut<'_> {
         let (e, o, plan) = (self.e, self.o, self.plan);
         check_shape(&plan.shape, &shape_of(&a, &b))?;
         if o.validate {
-            check_inputs(e, plan, &a, &b)?;
+            check_inputs(e, true, plan, &a, &b)?;
         }
         cuda::numeric::<V>(
             self.g,

@@ -22,6 +22,9 @@ use crate::error::{Error, Result, Status};
 use crate::platform::alloc::try_with_capacity;
 use crate::types::{Idx, Scalar};
 
+/// Values per piece of the parallel gather of a transposed operand's values.
+const GATHER_MIN_PAR: usize = 1 << 14;
+
 /// A transposed operand of a plan.
 pub(crate) struct Transposed {
     op: Op,
@@ -246,12 +249,18 @@ impl Transposed {
             .and_then(|b| b.downcast_mut::<Vec<V>>())
             .expect("made above");
         let conj = self.op == Op::ConjugateTranspose;
-        e.install(|| {
-            out.par_iter_mut()
-                .zip(perm.par_iter())
-                .with_min_len(1 << 14)
-                .for_each(|(o, &p)| *o = if conj { src[p].conj() } else { src[p] });
-        });
+        let put = |(o, &p): (&mut V, &usize)| *o = if conj { src[p].conj() } else { src[p] };
+        if n < GATHER_MIN_PAR {
+            // One piece either way: no worker to wake.
+            out.iter_mut().zip(perm).for_each(put);
+        } else {
+            e.install(|| {
+                out.par_iter_mut()
+                    .zip(perm.par_iter())
+                    .with_min_len(GATHER_MIN_PAR)
+                    .for_each(put);
+            });
+        }
         Ok(())
     }
 }

@@ -89,6 +89,11 @@ impl Plan {
             BackendPlan::Hybrid(_) => PlanKind::Hybrid,
         }
     }
+    /// Whether the plan is a small product's: both phases run serially on the calling
+    /// thread (see `Options::small_path`).
+    pub fn small(&self) -> bool {
+        matches!(&self.backend, BackendPlan::Cpu(p) if p.small)
+    }
     /// The hybrid split (when hybrid execution was asked for).
     pub fn split(&self) -> Option<&Split> {
         self.split.as_ref()

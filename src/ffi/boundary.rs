@@ -19,7 +19,7 @@ pub struct LastError(Mutex<CString>);
 
 impl LastError {
     pub fn set(&self, msg: &str) {
-        *self.0.lock() = to_cstring(msg);
+        set_text(&mut self.0.lock(), msg);
     }
     pub fn ptr(&self) -> *const std::ffi::c_char {
         // The CString's buffer stays put until the next `set`; the header documents that.
@@ -29,6 +29,14 @@ impl LastError {
 
 fn to_cstring(msg: &str) -> CString {
     CString::new(msg.replace('\0', " ")).unwrap_or_default()
+}
+
+/// Replaces `text` by `msg`; clearing a text already empty allocates nothing (every
+/// successful call clears it).
+fn set_text(text: &mut CString, msg: &str) {
+    if !(msg.is_empty() && text.is_empty()) {
+        *text = to_cstring(msg);
+    }
 }
 
 pub fn thread_last_error_ptr() -> *const std::ffi::c_char {
@@ -47,7 +55,7 @@ pub fn guard(last: Option<&LastError>, f: impl FnOnce() -> Result<()>) -> spgemm
     if let Some(l) = last {
         l.set(&text);
     }
-    THREAD_LAST_ERROR.with(|t| *t.borrow_mut() = to_cstring(&text));
+    THREAD_LAST_ERROR.with(|t| set_text(&mut t.borrow_mut(), &text));
     match result {
         Ok(()) => Status::Success as i32,
         Err(e) => e.status as i32,

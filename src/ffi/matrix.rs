@@ -2,6 +2,7 @@
 //! results of `spgemm_multiply`.
 
 use std::ffi::c_void;
+use std::fmt::Display;
 
 use super::boundary::{guard, non_null};
 use super::{spgemm_index_base_t, spgemm_index_type_t, spgemm_status_t, spgemm_value_type_t};
@@ -89,11 +90,25 @@ pub(crate) fn dim(v: i64, what: &str) -> Result<usize> {
     })
 }
 
+/// "`name`: `part`" (an array of a named matrix) in messages.
+#[derive(Clone, Copy)]
+struct Part<'a>(&'a str, &'static str);
+
+impl Display for Part<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.0, self.1)
+    }
+}
+
 /// A typed slice over caller memory after NULL, alignment and size checks.
 ///
 /// # Safety
 /// If `p` is non-NULL it must point to `len` readable elements of `T` that outlive `'a`.
-pub(crate) unsafe fn raw_slice<'a, T>(p: *const c_void, len: usize, what: &str) -> Result<&'a [T]> {
+pub(crate) unsafe fn raw_slice<'a, T>(
+    p: *const c_void,
+    len: usize,
+    what: impl Display + Copy,
+) -> Result<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -127,7 +142,7 @@ pub(crate) unsafe fn raw_slice<'a, T>(p: *const c_void, len: usize, what: &str) 
 pub(crate) unsafe fn raw_slice_mut<'a, T>(
     p: *mut c_void,
     len: usize,
-    what: &str,
+    what: impl Display + Copy,
 ) -> Result<&'a mut [T]> {
     if len == 0 {
         return Ok(&mut []);
@@ -162,7 +177,7 @@ pub(crate) unsafe fn values_in<'a>(
     t: ValueType,
     p: *const c_void,
     len: usize,
-    what: &str,
+    what: impl Display + Copy,
 ) -> Result<ValueSlice<'a>> {
     // SAFETY: per the contract.
     unsafe {
@@ -183,7 +198,7 @@ pub(crate) unsafe fn values_out<'a>(
     t: ValueType,
     p: *mut c_void,
     len: usize,
-    what: &str,
+    what: impl Display + Copy,
 ) -> Result<ValueSliceMut<'a>> {
     // SAFETY: per the contract.
     unsafe {
@@ -319,20 +334,21 @@ impl RawCsr {
             .nrows
             .checked_add(1)
             .ok_or_else(|| Error::new(Status::IndexOverflow, format!("{name}: nrows too large")))?;
-        let what = format!("{name}: row_offsets");
+        // Messages are formatted only on error: this runs for every product.
+        let what = Part(name, "row_offsets");
         // SAFETY (all three): the descriptor's contract says the arrays are valid.
         let (offsets, last): (OffsetSlice<'_>, i128) = unsafe {
             match self.offset_type {
                 IndexType::Int32 => {
-                    let s = raw_slice::<i32>(self.row_offsets, m1, &what)?;
+                    let s = raw_slice::<i32>(self.row_offsets, m1, what)?;
                     (OffsetSlice::I32(s), s[self.nrows] as i128)
                 }
                 IndexType::Int64 => {
-                    let s = raw_slice::<i64>(self.row_offsets, m1, &what)?;
+                    let s = raw_slice::<i64>(self.row_offsets, m1, what)?;
                     (OffsetSlice::I64(s), s[self.nrows] as i128)
                 }
                 IndexType::SizeT => {
-                    let s = raw_slice::<u64>(self.row_offsets, m1, &what)?;
+                    let s = raw_slice::<u64>(self.row_offsets, m1, what)?;
                     (OffsetSlice::U64(s), s[self.nrows] as i128)
                 }
             }
@@ -354,12 +370,12 @@ impl RawCsr {
                 format!("{name}: {nnz} entries exceed the address space"),
             )
         })?;
-        let what = format!("{name}: col_indices");
+        let what = Part(name, "col_indices");
         // SAFETY: as above.
         let indices = unsafe {
             match self.index_type {
-                IndexType::Int32 => IndexSlice::I32(raw_slice(self.col_indices, nnz, &what)?),
-                IndexType::Int64 => IndexSlice::I64(raw_slice(self.col_indices, nnz, &what)?),
+                IndexType::Int32 => IndexSlice::I32(raw_slice(self.col_indices, nnz, what)?),
+                IndexType::Int64 => IndexSlice::I64(raw_slice(self.col_indices, nnz, what)?),
                 IndexType::SizeT => {
                     return err(
                         Status::InvalidValue,
@@ -368,12 +384,12 @@ impl RawCsr {
                 }
             }
         };
-        let what = format!("{name}: values");
+        let what = Part(name, "values");
         let values = if self.values.is_null() {
             None
         } else {
             // SAFETY: as above.
-            Some(unsafe { values_in(self.value_type, self.values, nnz, &what)? })
+            Some(unsafe { values_in(self.value_type, self.values, nnz, what)? })
         };
         Ok(AnyCsr {
             nrows: self.nrows,

@@ -10,5 +10,6 @@ mod header;
 mod plan_without_digests;
 mod spgemm_cpu;
 mod spgemm_ops;
+mod spgemm_small;
 mod spmm_complex;
 mod topo_ffi;

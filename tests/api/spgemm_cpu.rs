@@ -1285,7 +1285,9 @@ fn row_groups_match_reference_on_every_call() {
             for (it, base, threads) in
                 [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 3)]
             {
-                let h = handle(threads, alg, sorted);
+                let mut h = handle(threads, alg, sorted);
+                // The row groups' kernels: a small product (serial path) has none.
+                h.options.small_path = false;
                 let f = OutputFormat {
                     offsets: it,
                     indices: it,
@@ -1651,6 +1653,8 @@ fn row_groups_changed_structure_without_validation() {
             for alg in [Algorithm::Dense, Algorithm::Auto] {
                 let mut h = handle(2, alg, sorted);
                 h.options.validate = false;
+                // The row groups' kernels: a small product (serial path) has none.
+                h.options.small_path = false;
                 let f = OutputFormat {
                     offsets: IndexType::Int32,
                     indices: IndexType::Int32,

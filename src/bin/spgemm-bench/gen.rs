@@ -28,6 +28,25 @@
 
 use crate::mtx::{Csr, coo_to_csr};
 
+/// The operators of the first two levels of a generated SA hierarchy: A, P, R = P^T,
+/// AP = A*P and RA = R*A of levels 0 and 1.
+macro_rules! sa_levels {
+    ($h:literal) => {
+        [
+            concat!($h, "_A0"),
+            concat!($h, "_P0"),
+            concat!($h, "_R0"),
+            concat!($h, "_AP0"),
+            concat!($h, "_RA0"),
+            concat!($h, "_A1"),
+            concat!($h, "_P1"),
+            concat!($h, "_R1"),
+            concat!($h, "_AP1"),
+            concat!($h, "_RA1"),
+        ]
+    };
+}
+
 /// Every matrix the generator knows by its gen_matrices.py name, grouped as there
 /// (a group is built at once: the SA operators share their setup).
 pub const GROUPS: &[(&str, &[&str])] = &[
@@ -54,24 +73,67 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("rect", &["rect_A_200kx2k", "rect_B_2kx50k"]),
 ];
 
-/// Irregular, low-compression classes (products ~ nnz(C)), generated only when named
-/// (`--only irregular` or a matrix name): the GPU benchmark's hub, power-law, circuit and
-/// R-MAT inputs. Our own seeds and sizes.
-pub const IRREGULAR: &[(&str, &[&str])] = &[(
-    "irregular",
-    &["hub_300k", "zipf_1m", "circuit_200k", "rmat_18s"],
-)];
+/// Groups generated only when named (`--only GROUP` or one of its matrices): the GPU
+/// benchmark's irregular, low-compression classes (products ~ nnz(C): hub, power-law,
+/// circuit, R-MAT) and the CPU tuning corpus of classes the public benchmark lacks
+/// (SA hierarchies of rotated anisotropic diffusion and of 3D elasticity, R-MAT of other
+/// scales and edge factors, hub, power-law and circuit inputs of other shapes). Our own
+/// seeds, sizes and parameters.
+pub const NAMED_ONLY: &[(&str, &[&str])] = &[
+    (
+        "irregular",
+        &["hub_300k", "zipf_1m", "circuit_200k", "rmat_18s"],
+    ),
+    (
+        "aniso",
+        [
+            sa_levels!("aniso_r22"),
+            sa_levels!("aniso_r60"),
+            sa_levels!("aniso_x0"),
+        ]
+        .as_flattened(),
+    ),
+    ("elast_sa", &sa_levels!("elast_sa26")),
+    (
+        "graphs",
+        &[
+            "rmat_17e4",
+            "rmat_19e1",
+            "hub_500k",
+            "zipf_400k",
+            "circuit_400k",
+        ],
+    ),
+];
+
+/// Hierarchies of `aniso`: (name, grid side n, anisotropy eps, angle in degrees). The
+/// matrix is the bilinear finite-element discretisation of -div(D grad u) on the unit
+/// square (Dirichlet boundary), D = Q diag(1, eps) Q^T with Q the rotation by the angle:
+/// n^2 rows of 9-point stencils. Strength: symmetric, theta = 0.25 (line-like aggregates).
+const ANISO: &[(&str, usize, f64, f64)] = &[
+    ("aniso_r22", 700, 1e-3, 22.5),
+    ("aniso_r60", 450, 1e-2, 60.0),
+    ("aniso_x0", 500, 1e-3, 0.0),
+];
+
+/// Strength threshold of the anisotropic hierarchies.
+const ANISO_THETA: f64 = 0.25;
+
+/// Levels with products of a generated hierarchy (each gives A*P, R*(AP), R*A, (RA)*P).
+const SA_PRODUCT_LEVELS: usize = 2;
 
 /// Usage text of the names `gen:NAME` accepts.
 pub const NAMES_HELP: &str = "lap3d_7pt_N, lap3d_27pt_N, elast2d_q1_N, elast3d_p1_N (any N >= 2; \
 gen_matrices.py uses 64, 42, 196, 22), rmat_16, er_uniform_200k, banded_500k_7, rect_A_200kx2k, \
-rect_B_2kx50k, sa_poisson_{A,P,R,AP}, sa_elast_{A,P,R,AP}, hub_300k, zipf_1m, circuit_200k, rmat_18s";
+rect_B_2kx50k, sa_poisson_{A,P,R,AP}, sa_elast_{A,P,R,AP}, hub_300k, zipf_1m, circuit_200k, rmat_18s, \
+{aniso_r22,aniso_r60,aniso_x0,elast_sa26}_{A,P,R,AP,RA}{0,1}, rmat_17e4, rmat_19e1, hub_500k, zipf_400k, \
+circuit_400k";
 
 /// Group of a matrix name (also for the parametrised grid families), or None.
 pub fn group_of(name: &str) -> Option<&'static str> {
     if let Some((g, _)) = GROUPS
         .iter()
-        .chain(IRREGULAR)
+        .chain(NAMED_ONLY)
         .find(|(_, ns)| ns.contains(&name))
     {
         return Some(g);
@@ -162,6 +224,26 @@ pub fn generate_group_of(name: &str) -> Result<Vec<(String, Csr)>, String> {
             ("zipf_1m", zipf(1_000_000, 6202)),
             ("circuit_200k", circuit(200_000, 4, 12, 1500, 6303)),
             ("rmat_18s", rmat_edges(18, 7 * (1 << 18) / 4, 6404)),
+        ]),
+        Some("aniso") => Ok(ANISO
+            .iter()
+            .enumerate()
+            .flat_map(|(t, &(h, n, eps, deg))| {
+                let a = aniso_2d(n, eps, deg);
+                let ones = vec![vec![1.0; a.nrows]];
+                sa_hierarchy(h, a, ones, ANISO_THETA, 7100 + t as u64)
+            })
+            .collect()),
+        Some("elast_sa") => {
+            let (a, b) = elasticity_3d(26);
+            Ok(sa_hierarchy("elast_sa26", a, b, 0.0, 7200))
+        }
+        Some("graphs") => named(vec![
+            ("rmat_17e4", rmat(17, 4, 7301)),
+            ("rmat_19e1", rmat(19, 1, 7302)),
+            ("hub_500k", hub(500_000, 3, 100_000, 7303)),
+            ("zipf_400k", zipf(400_000, 7304)),
+            ("circuit_400k", circuit(400_000, 2, 30, 800, 7305)),
         ]),
         Some("rect") => named(vec![
             ("rect_A_200kx2k", random_rows(200_000, 2_000, 4, 4242)),
@@ -387,6 +469,73 @@ pub fn lap3d_27pt(n: usize) -> Csr {
 }
 
 // -------------------------------------------------------------------- elasticity
+
+/// Rotated anisotropic diffusion on an n x n grid of interior nodes (see [`ANISO`]): the
+/// 9-point stencil is summed from the four bilinear elements around a node, each element
+/// matrix integrated exactly by 2 x 2 Gauss points; neighbours outside the grid are dropped.
+pub fn aniso_2d(n: usize, eps: f64, degrees: f64) -> Csr {
+    let (s, c) = degrees.to_radians().sin_cos();
+    // D = Q diag(1, eps) Q^T.
+    let d = [
+        [c * c + eps * s * s, (1.0 - eps) * c * s],
+        [(1.0 - eps) * c * s, s * s + eps * c * c],
+    ];
+    // Corners (x, y) of the unit element; phi_k = (x or 1-x)(y or 1-y).
+    let corners = [(0usize, 0usize), (1, 0), (1, 1), (0, 1)];
+    let grad = |k: usize, x: f64, y: f64| {
+        let (cx, cy) = corners[k];
+        let fx = if cx == 1 { x } else { 1.0 - x };
+        let fy = if cy == 1 { y } else { 1.0 - y };
+        let sx = if cx == 1 { 1.0 } else { -1.0 };
+        let sy = if cy == 1 { 1.0 } else { -1.0 };
+        [sx * fy, sy * fx]
+    };
+    let g = 0.5 / 3f64.sqrt();
+    let mut ke = [[0f64; 4]; 4];
+    for x in [0.5 - g, 0.5 + g] {
+        for y in [0.5 - g, 0.5 + g] {
+            for (i, row) in ke.iter_mut().enumerate() {
+                let gi = grad(i, x, y);
+                for (j, v) in row.iter_mut().enumerate() {
+                    let gj = grad(j, x, y);
+                    let dgj = [
+                        d[0][0] * gj[0] + d[0][1] * gj[1],
+                        d[1][0] * gj[0] + d[1][1] * gj[1],
+                    ];
+                    *v += 0.25 * (gi[0] * dgj[0] + gi[1] * dgj[1]);
+                }
+            }
+        }
+    }
+    // stencil[dx + 1][dy + 1] (pyamg's diffusion_stencil_2d orientation: its first index
+    // is the grid's slow one): the node is corner i of the element whose lower-left corner
+    // sits at minus corner i; its neighbour at corner j lies at corner j - corner i.
+    let mut stencil = [[0f64; 3]; 3];
+    for (i, &(xi, yi)) in corners.iter().enumerate() {
+        for (j, &(xj, yj)) in corners.iter().enumerate() {
+            let dx = xj as i64 - xi as i64;
+            let dy = yj as i64 - yi as i64;
+            stencil[(dx + 1) as usize][(dy + 1) as usize] += ke[i][j];
+        }
+    }
+    let (mut ri, mut ci, mut vv) = (Vec::new(), Vec::new(), Vec::new());
+    let nn = n as i64;
+    for y in 0..nn {
+        for x in 0..nn {
+            for (dy, srow) in (-1i64..=1).zip(stencil) {
+                for (dx, v) in (-1i64..=1).zip(srow) {
+                    let (xx, yy) = (x + dx, y + dy);
+                    if (0..nn).contains(&xx) && (0..nn).contains(&yy) && v != 0.0 {
+                        ri.push((y * nn + x) as u32);
+                        ci.push((yy * nn + xx) as u32);
+                        vv.push(v);
+                    }
+                }
+            }
+        }
+    }
+    assemble(n * n, n * n, ri, ci, vv)
+}
 
 /// pyamg's material constants (E = 1e5, nu = 0.3): Lame's first parameter and the
 /// shear modulus, in pyamg's order of operations.
@@ -820,6 +969,8 @@ pub struct SaLevel {
     /// The tentative prolongator (explicit zeros kept, K2 entries a row).
     pub t: Csr,
     pub rho: f64,
+    /// The next level's candidates: T^T times the improved candidates (fit_candidates' R).
+    pub coarse_b: Vec<Vec<f64>>,
 }
 
 /// pyamg's standard_aggregation on the structure of `s` (amg_core's three passes:
@@ -1117,7 +1268,42 @@ pub fn spectral_radius_dinv_a(a: &Csr, dinv: &[f64], seed: u64) -> f64 {
 /// `a` carries the explicit zeros pyamg's strength and aggregation see (dense node blocks
 /// for elasticity); `b` holds the candidates as columns.
 pub fn sa_level(a: &Csr, b: &[Vec<f64>], seed: u64) -> SaLevel {
-    let (agg, n_agg) = standard_aggregation(a);
+    sa_level_theta(a, b, 0.0, seed)
+}
+
+/// pyamg's symmetric strength of connection: the diagonal and the entries with
+/// |a_ij| >= theta * sqrt(|a_ii a_jj|).
+fn symmetric_strength(a: &Csr, theta: f64) -> Csr {
+    let d = diagonal(a);
+    let mut row_ptr = vec![0i32];
+    let (mut col, mut val) = (Vec::new(), Vec::new());
+    for i in 0..a.nrows {
+        for p in a.row(i) {
+            let j = a.col[p] as usize;
+            if j == i || a.val[p].abs() >= theta * (d[i] * d[j]).abs().sqrt() {
+                col.push(a.col[p]);
+                val.push(a.val[p]);
+            }
+        }
+        row_ptr.push(col.len() as i32);
+    }
+    Csr {
+        nrows: a.nrows,
+        ncols: a.ncols,
+        row_ptr,
+        col,
+        val,
+    }
+}
+
+/// [`sa_level`] with aggregates of the symmetric strength graph at `theta` (0: the
+/// structure of `a`, explicit zeros included, as pyamg's default).
+pub fn sa_level_theta(a: &Csr, b: &[Vec<f64>], theta: f64, seed: u64) -> SaLevel {
+    let (agg, n_agg) = if theta > 0.0 {
+        standard_aggregation(&symmetric_strength(a, theta))
+    } else {
+        standard_aggregation(a)
+    };
     let d = diagonal(a);
     let dinv: Vec<f64> = d
         .iter()
@@ -1128,6 +1314,14 @@ pub fn sa_level(a: &Csr, b: &[Vec<f64>], seed: u64) -> SaLevel {
         gauss_seidel_symmetric(a, &dinv, col, 4);
     }
     let t = fit_candidates(&agg, n_agg, &b);
+    let mut coarse_b = vec![vec![0f64; t.ncols]; b.len()];
+    for (cb, bc) in coarse_b.iter_mut().zip(&b) {
+        for (i, &bi) in bc.iter().enumerate() {
+            for p in t.row(i) {
+                cb[t.col[p] as usize] += t.val[p] * bi;
+            }
+        }
+    }
     let rho = spectral_radius_dinv_a(a, &dinv, seed);
     let w = (4.0 / 3.0) / rho;
     // D_inv_S = w * (D^-1 A); P = T - D_inv_S T.
@@ -1179,7 +1373,42 @@ pub fn sa_level(a: &Csr, b: &[Vec<f64>], seed: u64) -> SaLevel {
         n_aggregates: n_agg,
         t,
         rho,
+        coarse_b,
     }
+}
+
+/// The operators of [`SA_PRODUCT_LEVELS`] levels of a smoothed-aggregation hierarchy of
+/// `a` (candidates `b`, strength `theta`), named `{prefix}_{A,P,R,AP,RA}{level}`; the next
+/// level's A is (RA)P.
+fn sa_hierarchy(
+    prefix: &str,
+    mut a: Csr,
+    mut b: Vec<Vec<f64>>,
+    theta: f64,
+    seed: u64,
+) -> Vec<(String, Csr)> {
+    let mut out = Vec::new();
+    for l in 0..SA_PRODUCT_LEVELS {
+        let lv = sa_level_theta(&a, &b, theta, seed + l as u64);
+        eprintln!(
+            "[gen] {prefix} level {l}: {} rows, {} aggregates, rho(D^-1 A) ~ {}",
+            a.nrows, lv.n_aggregates, lv.rho
+        );
+        let ra = multiply(&lv.r, &a);
+        let next = multiply(&ra, &lv.p);
+        for (op, m) in [
+            ("A", a),
+            ("P", lv.p),
+            ("R", lv.r),
+            ("AP", lv.ap),
+            ("RA", ra),
+        ] {
+            out.push((format!("{prefix}_{op}{l}"), m));
+        }
+        a = next;
+        b = lv.coarse_b;
+    }
+    out
 }
 
 // ------------------------------------------------------------------ Matrix Market
@@ -1222,6 +1451,7 @@ pub fn products(present: &[String]) -> Vec<(String, String, String)> {
             "er",
             "banded",
             "irregular",
+            "graphs",
         ]
         .contains(&g)
         {
@@ -1233,6 +1463,22 @@ pub fn products(present: &[String]) -> Vec<(String, String, String)> {
         if has(&format!("{g}_A")) {
             out.push((format!("{g}:A*P"), format!("{g}_A"), format!("{g}_P")));
             out.push((format!("{g}:R*(AP)"), format!("{g}_R"), format!("{g}_AP")));
+        }
+    }
+    for (h, _, _, _) in ANISO.iter().chain(&[("elast_sa26", 0, 0.0, 0.0)]) {
+        for l in 0..SA_PRODUCT_LEVELS {
+            let m = |op: &str| format!("{h}_{op}{l}");
+            if !has(&m("A")) {
+                continue;
+            }
+            for (label, x, y) in [
+                (format!("{h}:A{l}*P{l}"), "A", "P"),
+                (format!("{h}:R{l}*(AP{l})"), "R", "AP"),
+                (format!("{h}:R{l}*A{l}"), "R", "A"),
+                (format!("{h}:(RA{l})*P{l}"), "RA", "P"),
+            ] {
+                out.push((label, m(x), m(y)));
+            }
         }
     }
     if has("rect_A_200kx2k") {
@@ -1459,6 +1705,53 @@ mod tests {
             .fold(0f64, f64::max);
         assert!(l.rho > 1.0 && l.rho <= gersh, "rho(D^-1 A) = {}", l.rho);
         l
+    }
+
+    #[test]
+    fn anisotropic_diffusion_stencil_and_hierarchy() {
+        // pyamg's diffusion_stencil_2d(epsilon=1e-3, theta=pi/8, type='FE'), row by row.
+        let want = [
+            [-0.34343325, -0.52003317, 0.00976659],
+            [0.1863665, 1.33466667, 0.1863665],
+            [0.00976659, -0.52003317, -0.34343325],
+        ];
+        let n = 12;
+        let a = aniso_2d(n, 1e-3, 22.5);
+        assert_symmetric(&a, 1e-14);
+        let mid = (n / 2) * n + n / 2;
+        let d = dense(&a);
+        for (dy, row) in want.iter().enumerate() {
+            for (dx, &w) in row.iter().enumerate() {
+                let j = (mid + dy * n + dx) - n - 1;
+                assert!(
+                    (d[mid][j] - w).abs() < 1e-7,
+                    "stencil[{dy}][{dx}] = {}",
+                    d[mid][j]
+                );
+            }
+        }
+        // Interior rows sum to zero (constants are in the kernel of the operator).
+        assert!(row_sum(&a, mid).abs() < 1e-12);
+        let h = sa_hierarchy("t", a.clone(), vec![vec![1.0; a.nrows]], ANISO_THETA, 1);
+        let get = |name: &str| &h.iter().find(|(n, _)| n == name).unwrap().1;
+        for l in 0..SA_PRODUCT_LEVELS {
+            let (al, pl, rl) = (
+                get(&format!("t_A{l}")),
+                get(&format!("t_P{l}")),
+                get(&format!("t_R{l}")),
+            );
+            assert_eq!(dense(rl), dense(&transpose(pl)));
+            assert_eq!(dense(get(&format!("t_AP{l}"))), dense(&multiply(al, pl)));
+            assert_eq!(dense(get(&format!("t_RA{l}"))), dense(&multiply(rl, al)));
+            assert!(pl.ncols < pl.nrows && pl.ncols > 1);
+        }
+        // The next level's operator is the Galerkin product of this one.
+        let a1 = multiply(&multiply(get("t_R0"), get("t_A0")), get("t_P0"));
+        assert_eq!(dense(get("t_A1")), dense(&a1));
+        // Strong connections follow the anisotropy: fewer aggregates than theta = 0 gives
+        // would mean a looser graph; with theta the aggregates are smaller (line-like).
+        let loose = sa_level(&a, &[vec![1.0; a.nrows]], 1);
+        assert!(get("t_P0").ncols > loose.n_aggregates);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!              [--output caller|owned]
 //! spgemm-bench gen OUTDIR [--only NAME,...]
 //! mpirun -np P spgemm-bench dist-spgemm ... (built with --features mpi; see dist_mode.rs)
+//! mpirun -np P spgemm-bench dist-spmm ... (built with --features mpi; see dist_spmm_mode.rs)
 //! ```
 //!
 //! An input is a Matrix Market file or `gen:NAME`, a matrix of
@@ -36,6 +37,7 @@
 
 mod check;
 mod dist_mode;
+mod dist_spmm_mode;
 // `gen` is a reserved word in edition 2024: the module is gen.rs, named generators here.
 #[path = "gen.rs"]
 mod generators;
@@ -283,7 +285,7 @@ fn gen_main(args: &[String]) -> Result<(), String> {
             jobs.push((g, names[0].to_string()));
         }
     }
-    for (g, names) in generators::IRREGULAR {
+    for (g, names) in generators::NAMED_ONLY {
         if only.iter().any(|o| o == g || names.contains(&o.as_str())) {
             jobs.push((g, names[0].to_string()));
         }
@@ -291,7 +293,7 @@ fn gen_main(args: &[String]) -> Result<(), String> {
     for o in &only {
         let in_groups = generators::GROUPS
             .iter()
-            .chain(generators::IRREGULAR)
+            .chain(generators::NAMED_ONLY)
             .any(|(g, ns)| o == g || ns.contains(&o.as_str()));
         match generators::group_of(o) {
             Some(g) if !in_groups => jobs.push((g, o.clone())),
@@ -319,7 +321,7 @@ fn gen_main(args: &[String]) -> Result<(), String> {
     }
     // The manifest and the product list cover what was written now and every matrix of
     // the fixed list already present in OUTDIR (as gen_matrices.py keeps its manifest).
-    for (g, ns) in generators::GROUPS.iter().chain(generators::IRREGULAR) {
+    for (g, ns) in generators::GROUPS.iter().chain(generators::NAMED_ONLY) {
         for n in *ns {
             if dir.join(format!("{n}.mtx")).exists() && !present.iter().any(|(p, _)| p == n) {
                 present.push((n.to_string(), g));
@@ -816,6 +818,9 @@ fn main() -> ExitCode {
     }
     if args.first().map(String::as_str) == Some("dist-spgemm") {
         return ExitCode::from(dist_mode::main(&args[1..]).clamp(0, 255) as u8);
+    }
+    if args.first().map(String::as_str) == Some("dist-spmm") {
+        return ExitCode::from(dist_spmm_mode::main(&args[1..]).clamp(0, 255) as u8);
     }
     if args.first().map(String::as_str) == Some("gen") {
         return match gen_main(&args[1..]) {

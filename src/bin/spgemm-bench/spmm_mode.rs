@@ -83,12 +83,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
 }
 
 /// X's entries, as in the MKL anchor driver (`mkl_spmm.c`).
-fn xval(i: usize, j: usize) -> f64 {
+pub(crate) fn xval(i: usize, j: usize) -> f64 {
     ((i as i64 * 7 + j as i64 * 13) % 17 - 8) as f64 / 8.0
 }
 
 /// Compensated sum (Kahan-Babuska), as the anchors' checksums.
-fn sum(v: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn sum(v: impl Iterator<Item = f64>) -> f64 {
     let (mut s, mut c) = (0.0f64, 0.0f64);
     for x in v {
         let t = s + x;

@@ -302,58 +302,63 @@ impl<V: DistScalar> Plan<V> {
         let mut errs = Errs::default();
         let acj = col_block(r, g, gj);
         let ri = row_block(r, g, gi);
-        // X: this rank's rows to every member of its grid column (row-major pieces
-        // concatenate into the block; column-major ones are interleaved after).
-        copy_block(
-            layout,
-            c.x,
-            at(c.ldx),
-            x_send,
-            at(packed_ld(layout, xr, k)),
-            xr,
-            k,
-        );
-        {
-            let dst: &mut [V] = if layout == Layout::RowMajor {
-                x_own
+        let (xb, ldxb): (&[V], usize) = if g.pr == 1 {
+            // A grid column of one rank: the caller's X is the whole block, used in place.
+            (c.x, c.ldx)
+        } else {
+            // X: this rank's rows to every member of its grid column (row-major pieces
+            // concatenate into the block; column-major ones are interleaved after).
+            let packed = packed_ld(layout, xr, k);
+            let send: &[V] = if c.ldx == packed {
+                // Already packed: sent from the caller's array, no staging copy.
+                &c.x[..xr * k]
             } else {
-                x_stage
+                copy_block(layout, c.x, at(c.ldx), x_send, at(packed), xr, k);
+                &x_send[..xr * k]
             };
-            self.col.comm().all_gather_varcount_into(
-                &x_send[..xr * k],
-                &mut PartitionMut::new(&mut dst[..acj * k], &x_counts[..], &x_displs[..]),
-            );
-        }
-        stats.bytes_received += (acj - xr) as u64 * k as u64 * w;
-        stats.bytes_sent += xr as u64 * k as u64 * w * (g.pr - 1) as u64;
-        let ldx_own = packed_ld(layout, acj, k);
-        if layout == Layout::ColMajor {
-            let mut ro = 0;
-            for (i2, &off) in x_displs.iter().enumerate() {
-                let rows = r.xr(g.rank(i2, gj));
-                let off = off as usize;
-                let dst = Place {
-                    ld: ldx_own,
-                    r0: ro,
-                    c0: 0,
+            {
+                let dst: &mut [V] = if layout == Layout::RowMajor {
+                    x_own
+                } else {
+                    x_stage
                 };
-                let src = &x_stage[off..off + rows * k];
-                copy_block(
-                    layout,
-                    src,
-                    at(packed_ld(layout, rows, k)),
-                    x_own,
-                    dst,
-                    rows,
-                    k,
+                self.col.comm().all_gather_varcount_into(
+                    send,
+                    &mut PartitionMut::new(&mut dst[..acj * k], &x_counts[..], &x_displs[..]),
                 );
-                ro += rows;
             }
-        }
+            stats.bytes_received += (acj - xr) as u64 * k as u64 * w;
+            stats.bytes_sent += xr as u64 * k as u64 * w * (g.pr - 1) as u64;
+            let ldx_own = packed_ld(layout, acj, k);
+            if layout == Layout::ColMajor {
+                let mut ro = 0;
+                for (i2, &off) in x_displs.iter().enumerate() {
+                    let rows = r.xr(g.rank(i2, gj));
+                    let off = off as usize;
+                    let dst = Place {
+                        ld: ldx_own,
+                        r0: ro,
+                        c0: 0,
+                    };
+                    let src = &x_stage[off..off + rows * k];
+                    copy_block(
+                        layout,
+                        src,
+                        at(packed_ld(layout, rows, k)),
+                        x_own,
+                        dst,
+                        rows,
+                        k,
+                    );
+                    ro += rows;
+                }
+            }
+            (x_own, ldx_own)
+        };
         if g.pc == 1 {
             // Whole rows in one local product, straight into the caller's Y.
             errs.note(product(
-                node, tile, layout, k, x_own, ldx_own, c.alpha, c.beta, y, c.ldy, stats,
+                node, tile, layout, k, xb, ldxb, c.alpha, c.beta, y, c.ldy, stats,
             ));
             return errs.into_result();
         }
@@ -363,8 +368,8 @@ impl<V: DistScalar> Plan<V> {
             tile,
             layout,
             k,
-            x_own,
-            ldx_own,
+            xb,
+            ldxb,
             V::ONE,
             V::ZERO,
             y_part,
