@@ -62,9 +62,10 @@ pub struct CpuPlan {
 /// on the same plan (or a first one without values, which asks for the structure) also
 /// records a 64-bit digest of each chunk's column indices of C as written to the caller's
 /// array (8 bytes per chunk of rows, a few dozen per plan). From then on a numeric call
-/// given one of the arrays the plan's last calls filled trusts the columns already in it wherever their digest still matches (the caller reuses its C, as
-/// a reused plan is meant for) and only sums values into a dense per-thread array (the
-/// replay kernel): no hashing, no sorting, no marks, no column writes. A chunk whose
+/// given one of the arrays the plan's last calls filled trusts the columns already in it
+/// wherever their digest still matches (the caller reuses its C, as a reused plan is meant
+/// for) and only sums values into a dense per-thread array (the replay kernel): no
+/// hashing, no sorting, no marks, no column writes. A chunk whose
 /// columns differ (changed by the caller) is computed afresh; any other array is never
 /// read (it is filled in full). Kept only while the structure of A and B is checked on
 /// every call (validation on), because the replay trusts it.
