@@ -211,7 +211,7 @@ pub(super) fn ask(
         .windows(2)
         .map(|r| needed.partition_point(|&g| g < r[1]) - needed.partition_point(|&g| g < r[0]))
         .collect();
-    let req = Counts::exchange(w, &want, "requested rows")?;
+    let req = agree(w, Counts::exchange(w, &want, "requested rows"))?;
     let ids: Vec<u64> = needed.iter().map(|&g| g as u64).collect();
     let mut asked = vec![0u64; req.recv_len];
     req.run(w, &ids, &mut asked);
