@@ -83,7 +83,7 @@ int main(void) {
     }
     CHECK(SPGEMM_DIST_ALG_AUTO == 0 && SPGEMM_DIST_ALG_SA15D == 1 && SPGEMM_DIST_ALG_SA2D == 2 &&
           SPGEMM_DIST_ALG_SC2D == 3 && SPGEMM_DIST_ALG_SA2D_ASYNC == 4 &&
-          SPGEMM_DIST_ALG_SC2D_ASYNC == 5);
+          SPGEMM_DIST_ALG_SC2D_ASYNC == 5 && SPGEMM_DIST_ALG_HALO1D == 6);
     CHECK(y[0] == 0.0 && y[1] == 0.0);
     CHECK_OK(NULL, spgemm_destroy(h));
     return check_report();

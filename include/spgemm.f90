@@ -78,6 +78,7 @@ module spgemm
   public :: SPGEMM_DIST_ALG_SC2D
   public :: SPGEMM_DIST_ALG_SA2D_ASYNC
   public :: SPGEMM_DIST_ALG_SC2D_ASYNC
+  public :: SPGEMM_DIST_ALG_HALO1D
   public :: SPGEMM_MEMORY_HOST
   public :: SPGEMM_MEMORY_DEVICE
   public :: SPGEMM_LAYOUT_ROW_MAJOR
@@ -260,6 +261,9 @@ module spgemm
   integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_SA2D_ASYNC = 4_c_int32_t
   ! 2D C-stationary, one-sided (MPI RMA gets of A and X tiles).
   integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_SC2D_ASYNC = 5_c_int32_t
+  ! 1D rows, sparsity-aware (PETSc MPIAIJ's halo): each rank receives only the rows of X
+  ! its columns name, point to point from their owners (grid p x 1).
+  integer(c_int32_t), parameter :: SPGEMM_DIST_ALG_HALO1D = 6_c_int32_t
   ! Host (CPU) memory: descriptors of `spgemm_matrix_create_csr` and results of
   ! `spgemm_multiply`.
   integer(c_int32_t), parameter :: SPGEMM_MEMORY_HOST = 0_c_int32_t

@@ -243,6 +243,10 @@ typedef int32_t spgemm_hbm_t;
 // 2D C-stationary, one-sided (MPI RMA gets of A and X tiles).
 #define SPGEMM_DIST_ALG_SC2D_ASYNC 5
 
+// 1D rows, sparsity-aware (PETSc MPIAIJ's halo): each rank receives only the rows of X
+// its columns name, point to point from their owners (grid p x 1).
+#define SPGEMM_DIST_ALG_HALO1D 6
+
 // Host (CPU) memory: descriptors of `spgemm_matrix_create_csr` and results of
 // `spgemm_multiply`.
 #define SPGEMM_MEMORY_HOST 0

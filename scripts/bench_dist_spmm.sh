@@ -10,8 +10,8 @@
 # `spgemm-bench gen MATDIR --only sa_poisson,sa_elast`), INPUTS (stems in MATDIR or GENDIR,
 # "sa_poisson_A sa_elast_A rmat_16"; one missing from both is generated into GENDIR with
 # `spgemm-bench gen GENDIR --only NAME`), GENDIR (build/dist-spmm-inputs), NPS ("1 2 4"),
-# KS ("1,8,64"), ALGOS ("auto 1.5d 1.5d-c1 2d-a 2d-c 2d-a-async 2d-c-async"; 1.5d lets the
-# model pick c, 1.5d-cN forces c = N: c = 1 is the 1D row algorithm), LAYOUT (col: PETSc's
+# KS ("1,8,64"), ALGOS ("auto 1.5d 1.5d-c1 2d-a 2d-c 2d-a-async 2d-c-async 1d-halo"; 1.5d lets
+# the model pick c, 1.5d-cN forces c = N: c = 1 is the 1D row algorithm), LAYOUT (col: PETSc's
 # MATDENSE is column-major), REPS (5), TRIALS (2, alternating the libraries; best kept),
 # BENCH (target/mpi/release/spgemm-bench, built with --features mpi), DRIVER.
 # One thread per rank for both, OMPI_MCA_mpi_yield_when_idle=1 (waiting ranks do not spin
@@ -24,7 +24,7 @@ GENDIR=${GENDIR:-build/dist-spmm-inputs}
 INPUTS=${INPUTS:-"sa_poisson_A sa_elast_A rmat_16"}
 NPS=${NPS:-"1 2 4"}
 KS=${KS:-"1,8,64"}
-ALGOS=${ALGOS:-"auto 1.5d 1.5d-c1 2d-a 2d-c 2d-a-async 2d-c-async"}
+ALGOS=${ALGOS:-"auto 1.5d 1.5d-c1 2d-a 2d-c 2d-a-async 2d-c-async 1d-halo"}
 LAYOUT=${LAYOUT:-col}
 REPS=${REPS:-5}
 TRIALS=${TRIALS:-2}

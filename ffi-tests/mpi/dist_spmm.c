@@ -3,7 +3,8 @@
  * passed as MPI_Comm_c2f(comm). Each rank builds the same global matrices, owns an uneven
  * block of rows (some ranks own none at 3 and 4 ranks), and every algorithm's Y is
  * compared with the serial spgemm_spmm of the whole matrix on every rank: bitwise where
- * the summation order is the serial one (one rank; sA-1.5D on a p x 1 grid; alpha = 0),
+ * the summation order is the serial one (one rank; sA-1.5D on a p x 1 grid; 1D-halo;
+ * alpha = 0),
  * else within 1e-12 (double) / 1e-5 (float) of sum |alpha a x| + |beta y|. Errors made on
  * one rank only must come back with the same status on every rank. Rank 0 prints the
  * checks of all ranks together as "N passed, M failed".
@@ -159,7 +160,9 @@ static void run_case(spgemm_handle_t *h, MPI_Comm comm, const Global *g, int alg
         /* rep 0: alpha 1.5, beta 0 over NaN; rep 1: new X, beta -0.5; rep 2: values x2. */
         double alpha = rep == 0 ? 1.5 : -0.75, beta = rep == 1 ? -0.5 : (rep == 2 ? 2.0 : 0.0);
         double scale = rep == 2 ? 2.0 : 1.0, tol = f32 ? 1e-5 : 1e-12, worst = 0.0;
-        int exact = (p == 1) || (got_alg == SPGEMM_DIST_ALG_SA15D && pc == 1), bad = 0;
+        int exact = (p == 1) || (got_alg == SPGEMM_DIST_ALG_SA15D && pc == 1) ||
+                    got_alg == SPGEMM_DIST_ALG_HALO1D,
+            bad = 0;
         spgemm_matrix_t *fs = full;
         double *gv2 = NULL;
         if (rep == 2) {
@@ -350,8 +353,9 @@ int main(int argc, char **argv) {
     spgemm_handle_t *h = NULL;
     MPI_Comm comm;
     Global sq, rect;
-    int algs[6] = {SPGEMM_DIST_ALG_AUTO, SPGEMM_DIST_ALG_SA15D, SPGEMM_DIST_ALG_SA2D,
-                   SPGEMM_DIST_ALG_SC2D, SPGEMM_DIST_ALG_SA2D_ASYNC, SPGEMM_DIST_ALG_SC2D_ASYNC};
+    int algs[7] = {SPGEMM_DIST_ALG_AUTO,       SPGEMM_DIST_ALG_SA15D,      SPGEMM_DIST_ALG_SA2D,
+                   SPGEMM_DIST_ALG_SC2D,       SPGEMM_DIST_ALG_SA2D_ASYNC, SPGEMM_DIST_ALG_SC2D_ASYNC,
+                   SPGEMM_DIST_ALG_HALO1D};
     int64_t ks[3] = {1, 8, 64};
     int a, q, totals[2];
     (void)argc, (void)argv;
@@ -365,7 +369,7 @@ int main(int argc, char **argv) {
     CHECK_OK(h, spgemm_set_backend(h, SPGEMM_BACKEND_CPU));
     sq = make_global(240, 240, 7);
     rect = make_global(150, 310, 11);
-    for (a = 0; a < 6; a++) {
+    for (a = 0; a < 7; a++) {
         for (q = 0; q < 3; q++) {
             run_case(h, comm, &sq, algs[a], ks[q], q == 1, 0, 0, 0, 0);
         }

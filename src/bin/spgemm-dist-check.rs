@@ -441,8 +441,11 @@ fn run_case<V: Val, O: Idx + Erase, I: Idx + Erase>(
         0.0,
     );
     // Bitwise where each row's sum is one local product over the whole row in the caller's
-    // layout: sA-1.5D with c = 1, and any algorithm on one rank.
-    let bitwise = (c.alg == Algorithm::SA15D && g.pc == 1) || p == 1 || alpha == 0.0;
+    // layout: sA-1.5D with c = 1, 1D-halo, and any algorithm on one rank.
+    let bitwise = (c.alg == Algorithm::SA15D && g.pc == 1)
+        || c.alg == Algorithm::Halo1D
+        || p == 1
+        || alpha == 0.0;
     // Local verdicts are noted, not returned: every rank must still take part in the
     // collectives below.
     let mut fail: Option<String> = None;
@@ -717,6 +720,31 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &m
         "memory-limit message names the estimate",
     );
     expect("over the memory limit", r, Status::AllocFailed, rep);
+    // 1D-halo forced on a grid other than p x 1 (1 x p where p > 1): invalid on all ranks.
+    if p > 1 {
+        let wrong = PlanOptions {
+            algorithm: Algorithm::Halo1D,
+            grid: Some(Grid { pr: 1, pc: p }),
+            ..opts
+        };
+        expect(
+            "1D-halo on a 1 x p grid",
+            dist_spmm_plan(h, &good, &wrong),
+            Status::InvalidValue,
+            rep,
+        );
+    }
+    // 1D-halo with a bad column on one rank: the same status everywhere.
+    let halo_bad = PlanOptions {
+        algorithm: Algorithm::Halo1D,
+        ..opts
+    };
+    expect(
+        "1D-halo, bad index on one rank",
+        dist_spmm_plan(h, &bad_a, &halo_bad),
+        Status::IndexOutOfRange,
+        rep,
+    );
     // The estimate reports footprints before running; a limit at the smallest one works.
     let est = dist_spmm_estimate(h, &good, &opts).expect("estimate");
     let least = est
@@ -915,6 +943,10 @@ fn main() {
     let ks: &[usize] = if quick { &[8] } else { &[1, 8, 64] };
     for &g in &grids {
         for alg in Algorithm::ALL {
+            // 1D-halo runs on the p x 1 grid only.
+            if alg == Algorithm::Halo1D && g.pc != 1 {
+                continue;
+            }
             for &k in ks {
                 for layout in [Layout::RowMajor, Layout::ColMajor] {
                     for rect in [false, true] {

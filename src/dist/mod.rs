@@ -30,6 +30,8 @@ mod dense;
 #[cfg(feature = "mpi")]
 mod exchange;
 #[cfg(feature = "mpi")]
+mod halo;
+#[cfg(feature = "mpi")]
 mod node;
 #[cfg(not(feature = "mpi"))]
 mod off;

@@ -70,15 +70,19 @@ pub enum Algorithm {
     SA2DAsync,
     /// 2D C-stationary, one-sided (gets of A and X tiles, Figure 4 of the paper).
     SC2DAsync,
+    /// 1D rows, sparsity-aware (PETSc MPIAIJ's halo): each rank receives only the rows of
+    /// X its columns name, point to point from their owners (grid p x 1).
+    Halo1D,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 5] = [
+    pub const ALL: [Algorithm; 6] = [
         Algorithm::SA15D,
         Algorithm::SA2D,
         Algorithm::SC2D,
         Algorithm::SA2DAsync,
         Algorithm::SC2DAsync,
+        Algorithm::Halo1D,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -88,6 +92,7 @@ impl Algorithm {
             Algorithm::SC2D => "sC-2D-BS",
             Algorithm::SA2DAsync => "sA-2D-AS",
             Algorithm::SC2DAsync => "sC-2D-AS",
+            Algorithm::Halo1D => "1D-halo",
         }
     }
     pub fn code(self) -> i64 {
@@ -98,6 +103,7 @@ impl Algorithm {
             Algorithm::SC2D => 3,
             Algorithm::SA2DAsync => 4,
             Algorithm::SC2DAsync => 5,
+            Algorithm::Halo1D => 6,
         }
     }
     pub fn is_stationary_c(self) -> bool {
@@ -114,6 +120,37 @@ pub struct Shape<'a> {
     pub layout: Layout,
     /// Entries of A on each rank (the caller's rows).
     pub nnz_local: &'a [usize],
+    /// Each rank's halo (1D-halo only; empty where no candidate needs it).
+    pub halo: &'a [HaloFacts],
+}
+
+/// One rank's halo exchange: rows of X it receives and from how many owners, rows it
+/// sends and to how many ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HaloFacts {
+    pub recv_rows: usize,
+    pub recv_peers: usize,
+    pub send_rows: usize,
+    pub send_peers: usize,
+}
+
+impl HaloFacts {
+    pub fn words(&self) -> [u64; 4] {
+        [
+            self.recv_rows as u64,
+            self.recv_peers as u64,
+            self.send_rows as u64,
+            self.send_peers as u64,
+        ]
+    }
+    pub fn of_words(w: &[u64]) -> HaloFacts {
+        HaloFacts {
+            recv_rows: w[0] as usize,
+            recv_peers: w[1] as usize,
+            send_rows: w[2] as usize,
+            send_peers: w[3] as usize,
+        }
+    }
 }
 
 /// Nonzeros of every tile of a grid: `sa[q]` for the A-stationary tile of rank q,
@@ -260,6 +297,18 @@ pub fn buffers(alg: Algorithm, sh: &Shape<'_>, t: &TileNnz, q: usize) -> Buffers
                 b.y_stage = 2 * ri * kmax;
             }
         }
+        Algorithm::Halo1D => {
+            let h = sh.halo[q];
+            b.tile_words = tile_words(ri, t.sa[q], sh.w);
+            // Without a halo the caller's X is the whole operand, used in place.
+            if h.recv_rows > 0 {
+                b.x_own = (xr + h.recv_rows) * k;
+                if sh.layout == Layout::ColMajor {
+                    b.x_stage = h.recv_rows * k;
+                }
+            }
+            b.x_send = h.send_rows * k;
+        }
         Algorithm::SC2D | Algorithm::SC2DAsync => {
             let ns = t.n_stages.len();
             let kcj = kc(k, g, j);
@@ -305,7 +354,12 @@ pub fn footprint(alg: Algorithm, sh: &Shape<'_>, t: &TileNnz, q: usize) -> usize
     };
     let refresh = sh.nnz_local[q] * std::mem::size_of::<usize>()
         + t.grid.pc * owned * 4 * std::mem::size_of::<usize>();
-    (b.tile_words + b.abuf_words) * 8 + b.values() * sh.w + refresh
+    let send_list = if alg == Algorithm::Halo1D {
+        sh.halo[q].send_rows * std::mem::size_of::<usize>()
+    } else {
+        0
+    };
+    (b.tile_words + b.abuf_words) * 8 + b.values() * sh.w + refresh + send_list
 }
 
 /// Payload bytes received by all ranks together in one execute, from the collectives'
@@ -323,6 +377,9 @@ pub fn bytes_total(alg: Algorithm, sh: &Shape<'_>, t: &TileNnz) -> f64 {
             // Allgather of X in each grid column, reduce-scatter of Y in each grid row.
             bytes += (g.pr - 1) as f64 * n * k as f64 * w;
             bytes += (g.pc - 1) as f64 * m * k as f64 * w;
+        }
+        Algorithm::Halo1D => {
+            bytes += sh.halo.iter().map(|h| h.recv_rows).sum::<usize>() as f64 * k as f64 * w;
         }
         Algorithm::SA2D | Algorithm::SA2DAsync => {
             let st = k_stages(k, g);
@@ -424,6 +481,16 @@ pub fn time(
                     a * lg(g.pc) + b * (t.rb[i] - r.yr(q)) as f64 * k as f64 * w
                 });
             }
+            comp += maxq(&|q| rate.time(t.sa[q], k));
+        }
+        Algorithm::Halo1D => {
+            // Nonblocking messages to and from the neighbours only, sends and receives
+            // overlapping.
+            comm += maxq(&|q| {
+                let h = sh.halo[q];
+                a * h.recv_peers.max(h.send_peers) as f64
+                    + b * h.recv_rows.max(h.send_rows) as f64 * k as f64 * w
+            });
             comp += maxq(&|q| rate.time(t.sa[q], k));
         }
         Algorithm::SA2D | Algorithm::SA2DAsync => {
@@ -536,6 +603,14 @@ pub fn time(
 /// The grids an algorithm may run on (`forced`: the caller's; else for 1.5D every
 /// factorisation p = (p/c) x c, for 2D the near-square grid and its transpose).
 pub fn grids(alg: Algorithm, p: usize, forced: Option<Grid>, c: Option<usize>) -> Vec<Grid> {
+    if alg == Algorithm::Halo1D {
+        let rows = Grid { pr: p, pc: 1 };
+        return if forced.is_none_or(|g| g == rows) {
+            vec![rows]
+        } else {
+            Vec::new()
+        };
+    }
     if let Some(g) = forced {
         return vec![g];
     }

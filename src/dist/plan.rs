@@ -2,6 +2,7 @@
 //! five algorithms' execute.
 
 mod algos;
+mod halo1d;
 mod state;
 
 use std::time::Instant;
@@ -12,8 +13,9 @@ use mpi::traits::*;
 
 use super::comm::{DistComm, agree, agree_max};
 use super::dense::{extent, packed_ld, scale_block};
+use super::halo::{Counts, ask, renumber_by};
 use super::layout::{ColMap, Grid, NStage, Ranges};
-use super::model::{self, Algorithm, Candidate, Shape, TileNnz, col_block, stage_rows};
+use super::model::{self, Algorithm, Candidate, HaloFacts, Shape, TileNnz, col_block, stage_rows};
 use super::node::{DistScalar, Layout, NodeSpmm};
 pub use super::options::{Estimate, ExecStats, PlanOptions};
 use super::raw::{self, OwnedComm, Window};
@@ -265,6 +267,15 @@ fn candidate_list(o: &PlanOptions, p: usize) -> Result<Vec<(Algorithm, Grid)>> {
             format!("replication factor {c} does not divide the {p} ranks"),
         );
     }
+    if o.algorithm == Algorithm::Halo1D
+        && let Some(g) = o.grid
+        && g.pc != 1
+    {
+        return err(
+            Status::InvalidValue,
+            format!("1D-halo runs on a {p} x 1 grid, not {} x {}", g.pr, g.pc),
+        );
+    }
     let algs: Vec<Algorithm> = match o.algorithm {
         Algorithm::Auto => Algorithm::ALL.to_vec(),
         a => vec![a],
@@ -404,6 +415,7 @@ impl<V: DistScalar> Plan<V> {
             w: wbytes,
             layout: opts.layout,
             nnz_local: &pre.nnz_local,
+            halo: &pre.facts,
         };
         let bufs = model::buffers(cand.algorithm, &sh, &tnnz, me);
         // The tiles must be what the model counted (a mismatch is a bug, not bad input).
@@ -420,10 +432,14 @@ impl<V: DistScalar> Plan<V> {
             Ok(())
         };
         agree(w, check)?;
-        let st = agree(
-            w,
-            State::alloc(cand.algorithm, &r, g, me, opts, &tnnz, &bufs),
-        )?;
+        let st = match (cand.algorithm, pre.halo) {
+            (Algorithm::Halo1D, Some(h)) => {
+                let made = halo1d::renumber_tile::<V>(&mut tiles, &r, me, &h.rows)
+                    .and_then(|()| State::halo1d(&r, me, opts, &bufs, h.req, h.send_rows));
+                agree(w, made)?
+            }
+            (alg, _) => agree(w, State::alloc(alg, &r, g, me, opts, &tnnz, &bufs))?,
+        };
         let digest = node.local(|| local.structure_digest());
         let sig = (O::KIND, I::KIND, a.base, a.local_rows);
         let tile_store = Store::Plain(std::mem::take(&mut tiles.words));
@@ -516,6 +532,10 @@ impl<V: DistScalar> Plan<V> {
                         + st.y_own.len()
                         + st.y_send.len()
                         + st.y_recv.len())
+                }
+                State::Halo1d(st) => {
+                    w * (st.x_ext.len() + st.x_send.len() + st.x_stage.len())
+                        + st.send_rows.len() * std::mem::size_of::<usize>()
                 }
                 State::Sc2d(st) => {
                     st.abuf.len() * 8
@@ -689,6 +709,7 @@ impl<V: DistScalar> Plan<V> {
             Algorithm::SA15D => self.run_sa15d(node, call, y, &mut stats),
             Algorithm::SA2D | Algorithm::SA2DAsync => self.run_sa2d(node, call, y, &mut stats),
             Algorithm::SC2D | Algorithm::SC2DAsync => self.run_sc2d(node, call, y, &mut stats),
+            Algorithm::Halo1D => self.run_halo1d(node, call, y, &mut stats),
             Algorithm::Auto => err(Status::Internal, "no algorithm chosen"),
         };
         // A node failure (rare: the tiles were validated) is agreed after the fact; the
@@ -724,6 +745,50 @@ struct Pre {
     r: Ranges,
     tables: Vec<TileNnz>,
     nnz_local: Vec<usize>,
+    /// Every rank's halo, and this rank's requests (where 1D-halo is a candidate).
+    facts: Vec<HaloFacts>,
+    halo: Option<HaloPre>,
+}
+
+/// This rank's halo: the rows of X it needs from others (sorted global ids), the requests
+/// (rows per owner), the local rows others asked of it.
+struct HaloPre {
+    rows: Vec<usize>,
+    req: Counts,
+    send_rows: Vec<usize>,
+}
+
+/// The rows of X this rank's columns name outside its own block, asked of their owners,
+/// and every rank's halo facts (one allgather). Collective.
+fn halo_facts<O: Idx, I: Idx, V: DistScalar>(
+    w: &SimpleCommunicator,
+    local: &CsrRef<'_, O, I, V>,
+    r: &Ranges,
+    me: usize,
+) -> Result<(Vec<HaloFacts>, HaloPre)> {
+    let p = r.p();
+    let (x0, x1) = (r.xrows[me], r.xrows[me + 1]);
+    let needed = renumber_by(local.nnz(), r.n(), |e| local.col(e), |_| Ok(()))?;
+    let rows: Vec<usize> = needed.into_iter().filter(|&c| c < x0 || c >= x1).collect();
+    let (req, send_rows) = ask(w, &rows, &r.xrows)?;
+    let peers = |c: &[i32]| c.iter().filter(|&&n| n > 0).count();
+    let mine = HaloFacts {
+        recv_rows: rows.len(),
+        recv_peers: peers(&req.send.0),
+        send_rows: send_rows.len(),
+        send_peers: peers(&req.recv.0),
+    };
+    let mut all = vec![0u64; 4 * p];
+    w.all_gather_into(&mine.words()[..], &mut all[..]);
+    let facts = all.chunks(4).map(HaloFacts::of_words).collect();
+    Ok((
+        facts,
+        HaloPre {
+            rows,
+            req,
+            send_rows,
+        },
+    ))
 }
 
 /// This rank's part alone: its ranges inside the global sizes and its CSR valid (column
@@ -891,6 +956,12 @@ fn estimate_inner<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
     grids.sort_by_key(|g| (g.pr, g.pc));
     grids.dedup();
     let tables = tile_tables(w, me, &owners, &r, &grids);
+    let (facts, halo) = if cands.iter().any(|c| c.0 == Algorithm::Halo1D) {
+        let (f, h) = halo_facts(w, &local, &r, me)?;
+        (f, Some(h))
+    } else {
+        (Vec::new(), None)
+    };
     let net = comm.net_params()?;
     let rate = comm.local_rate::<N, V>(node)?;
     let sh = Shape {
@@ -899,6 +970,7 @@ fn estimate_inner<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
         w: std::mem::size_of::<V>(),
         layout: opts.layout,
         nnz_local: &nnz_local,
+        halo: &facts,
     };
     let mut out = Vec::new();
     for &(alg, g) in &cands {
@@ -969,6 +1041,8 @@ fn estimate_inner<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
             r,
             tables,
             nnz_local,
+            facts,
+            halo,
         },
     ))
 }

@@ -12,21 +12,20 @@ use std::ops::Range;
 use std::time::Instant;
 
 use mpi::collective::SystemOperation;
-use mpi::datatype::{Equivalence, Partition, PartitionMut};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::comm::{DistComm, agree};
+use super::halo::{Counts, ask, renumber};
 use super::layout::Ranges;
 use super::node::{DistIdx, DistScalar, NodeSpgemm};
 use super::options::SpgemmStats;
 use super::plan::{DistMatrix, check_named};
 use super::raw::{self, OwnedComm};
-use super::tiles::displs;
 use crate::common::csr::{AnyCsr, CsrRef, OffsetSlice, prefix};
 use crate::common::options::{Op, OutputFormat};
 use crate::common::slices::{IndexSliceMut, OffsetSliceMut, ValueSliceMut};
-use crate::error::{Error, Result, Status, err};
+use crate::error::{Result, Status, err};
 use crate::types::{Idx, IndexType};
 
 /// What a numeric call's matrix must still look like (checked against the symbolic call's).
@@ -61,129 +60,6 @@ struct Part<'a, O: Idx, I: Idx, V: DistScalar> {
     start: usize,
     rows: &'a [usize],
     csr: CsrRef<'a, O, I, V>,
-}
-
-/// An MPI exchange of variable-sized pieces: counts and displacements per rank.
-#[derive(Default)]
-struct Counts {
-    send: (Vec<i32>, Vec<i32>),
-    recv: (Vec<i32>, Vec<i32>),
-    send_len: usize,
-    recv_len: usize,
-    me: usize,
-}
-
-impl Counts {
-    fn new(send: &[usize], recv: &[usize], me: usize, what: &str) -> Result<Counts> {
-        Ok(Counts {
-            send: displs(send, what)?,
-            recv: displs(recv, what)?,
-            send_len: send.iter().sum(),
-            recv_len: recv.iter().sum(),
-            me,
-        })
-    }
-
-    /// The receive counts learned from the send counts (one all-to-all). Collective.
-    fn exchange(w: &SimpleCommunicator, send: &[usize], what: &str) -> Result<Counts> {
-        let s: Vec<u64> = send.iter().map(|&n| n as u64).collect();
-        let mut r = vec![0u64; s.len()];
-        w.all_to_all_into(&s[..], &mut r[..]);
-        let recv: Vec<usize> = r.iter().map(|&n| n as usize).collect();
-        Counts::new(send, &recv, w.rank() as usize, what)
-    }
-
-    /// The same pieces `k` times larger (e.g. two words per entry).
-    fn times(&self, k: usize, what: &str) -> Result<Counts> {
-        let scale = |c: &[i32]| -> Vec<usize> { c.iter().map(|&n| n as usize * k).collect() };
-        Counts::new(&scale(&self.send.0), &scale(&self.recv.0), self.me, what)
-    }
-
-    /// Moves `sbuf`'s pieces into `rbuf`. Collective.
-    fn run<T: Equivalence>(&self, w: &SimpleCommunicator, sbuf: &[T], rbuf: &mut [T]) {
-        w.all_to_all_varcount_into(
-            &Partition::new(&sbuf[..self.send_len], &self.send.0[..], &self.send.1[..]),
-            &mut PartitionMut::new(
-                &mut rbuf[..self.recv_len],
-                &self.recv.0[..],
-                &self.recv.1[..],
-            ),
-        );
-    }
-
-    /// This rank's own piece: where it lies in the send buffer and in the receive buffer.
-    fn own(&self) -> (Range<usize>, Range<usize>) {
-        let piece = |(c, d): &(Vec<i32>, Vec<i32>)| {
-            d[self.me] as usize..d[self.me] as usize + c[self.me] as usize
-        };
-        (piece(&self.send), piece(&self.recv))
-    }
-
-    /// Moves `sbuf`'s pieces into `rbuf` with messages to and from the ranks whose pieces
-    /// are not empty (the neighbours of a sparse product: a handful whatever p, where an
-    /// alltoallv costs p - 1 latencies on every rank), running `during` while they travel.
-    /// The caller writes its own piece of `rbuf` itself (no copy through `sbuf`).
-    /// Collective over the neighbours (every rank calls it with the counts of one plan).
-    fn run_sparse<T: Equivalence + Copy, R>(
-        &self,
-        w: &SimpleCommunicator,
-        sbuf: &[T],
-        rbuf: &mut [T],
-        during: impl FnOnce() -> R,
-    ) -> R {
-        let (sc, sd) = (&self.send.0, &self.send.1);
-        let (rc, rd) = (&self.recv.0, &self.recv.1);
-        let piece = |c: &[i32], d: &[i32], q: usize| d[q] as usize..d[q] as usize + c[q] as usize;
-        let mut rest = &mut rbuf[..self.recv_len];
-        let mut chunks: Vec<(usize, &mut [T])> = Vec::new();
-        let mut at = 0;
-        for q in 0..rc.len() {
-            let r = piece(rc, rd, q);
-            let (_, tail) = rest.split_at_mut(r.start - at);
-            let (mine, tail) = tail.split_at_mut(r.len());
-            rest = tail;
-            at = r.end;
-            if !mine.is_empty() && q != self.me {
-                chunks.push((q, mine));
-            }
-        }
-        mpi::request::scope(|scope| {
-            let recvs: Vec<_> = chunks
-                .into_iter()
-                .map(|(q, chunk)| {
-                    w.process_at_rank(q as i32)
-                        .immediate_receive_into(scope, chunk)
-                })
-                .collect();
-            let sends: Vec<_> = (0..sc.len())
-                .filter(|&q| q != self.me && sc[q] > 0)
-                .map(|q| {
-                    w.process_at_rank(q as i32)
-                        .immediate_send(scope, &sbuf[piece(sc, sd, q)])
-                })
-                .collect();
-            let out = during();
-            for r in recvs {
-                r.wait();
-            }
-            for s in sends {
-                s.wait();
-            }
-            out
-        })
-    }
-
-    /// Elements sent and received to and from other ranks.
-    fn others(&self) -> (u64, u64) {
-        let sum = |c: &[i32]| -> u64 {
-            c.iter()
-                .enumerate()
-                .filter(|&(q, _)| q != self.me)
-                .map(|(_, &n)| n as u64)
-                .sum()
-        };
-        (sum(&self.send.0), sum(&self.recv.0))
-    }
 }
 
 /// The rows of op(A) this rank owns when op(A) = A^T: A's entries moved to the owners of
@@ -299,57 +175,6 @@ pub struct SpgemmPlan<I: DistIdx, V: DistScalar, P> {
     global_nnz: u64,
     stats: SpgemmStats,
     world: OwnedComm,
-}
-
-/// The distinct 0-based columns of the `pieces` (raw, `base` added) in increasing order,
-/// and each entry's position among them, piece by piece. A bit map over the `n` columns
-/// when it is small against the entries (a scan of n / 64 words), else a sort.
-fn renumber<I: Idx>(pieces: &[&[I]], base: usize, n: usize) -> Result<(Vec<usize>, Vec<Vec<I>>)> {
-    let col = |c: I| c.to_usize().wrapping_sub(base);
-    let entries: usize = pieces.iter().map(|p| p.len()).sum();
-    let all = || pieces.iter().flat_map(|p| p.iter().copied());
-    let words = n.div_ceil(64);
-    if words <= 4 * entries + 1024 {
-        let mut bits = vec![0u64; words];
-        for c in all() {
-            let j = col(c);
-            bits[j / 64] |= 1u64 << (j % 64);
-        }
-        let mut rank = Vec::with_capacity(words);
-        let mut needed = Vec::new();
-        for (w, &b) in bits.iter().enumerate() {
-            rank.push(needed.len());
-            let mut x = b;
-            while x != 0 {
-                needed.push(w * 64 + x.trailing_zeros() as usize);
-                x &= x - 1;
-            }
-        }
-        let pos = |c: I| {
-            let j = col(c);
-            let below = bits[j / 64] & ((1u64 << (j % 64)) - 1);
-            fit::<I>(rank[j / 64] + below.count_ones() as usize)
-        };
-        let out = pieces.iter().map(|p| p.iter().map(|&c| pos(c)).collect());
-        Ok((needed, out.collect::<Result<_>>()?))
-    } else {
-        let mut needed: Vec<usize> = all().map(col).collect();
-        needed.sort_unstable();
-        needed.dedup();
-        let pos = |c: I| fit::<I>(needed.binary_search(&col(c)).unwrap_or(0));
-        let out = pieces.iter().map(|p| p.iter().map(|&c| pos(c)).collect());
-        let out = out.collect::<Result<_>>()?;
-        Ok((needed, out))
-    }
-}
-
-fn fit<I: Idx>(v: usize) -> Result<I> {
-    I::try_from_usize(v).ok_or_else(|| {
-        Error::new(
-            Status::IndexOverflow,
-            format!("{v} does not fit {} indices", I::KIND.name()),
-        )
-    })
 }
 
 /// The rank owning global row `g` of a matrix whose ranks start at `starts` (p + 1 entries).
@@ -486,34 +311,7 @@ fn import_symbolic<OB: Idx, I: DistIdx, V: DistScalar>(
 ) -> Result<Imported<I, V>> {
     let p = w.size() as usize;
     let me = w.rank() as usize;
-    let want: Vec<usize> = b.rows[..=p]
-        .windows(2)
-        .map(|r| needed.partition_point(|&g| g < r[1]) - needed.partition_point(|&g| g < r[0]))
-        .collect();
-    let req = Counts::exchange(w, &want, "requested rows")?;
-    let ids: Vec<u64> = needed.iter().map(|&g| g as u64).collect();
-    let mut asked = vec![0u64; req.recv_len];
-    req.run(w, &ids, &mut asked);
-    // Serve the requests: this rank's rows, by peer in rank order.
-    let local = b.csr.nrows();
-    let mut send_rows = Vec::with_capacity(asked.len());
-    let mut bad = None;
-    for &g in &asked {
-        let r = (g as usize).wrapping_sub(b.start);
-        if r >= local {
-            bad = Some(g);
-            break;
-        }
-        send_rows.push(r);
-    }
-    let served = match bad {
-        Some(g) => err(
-            Status::Internal,
-            format!("a request for row {g}, which this rank does not own"),
-        ),
-        None => Ok(()),
-    };
-    agree(w, served)?;
+    let (req, send_rows) = ask(w, needed, &b.rows[..=p])?;
     let lens: Vec<u64> = send_rows.iter().map(|&r| b.csr.row_len(r) as u64).collect();
     // The lengths travel as the rows did (the request counts, reversed).
     let back = Counts {

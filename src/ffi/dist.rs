@@ -36,14 +36,18 @@ pub const SPGEMM_DIST_ALG_SC2D: spgemm_dist_algorithm_t = 3;
 pub const SPGEMM_DIST_ALG_SA2D_ASYNC: spgemm_dist_algorithm_t = 4;
 /// 2D C-stationary, one-sided (MPI RMA gets of A and X tiles).
 pub const SPGEMM_DIST_ALG_SC2D_ASYNC: spgemm_dist_algorithm_t = 5;
+/// 1D rows, sparsity-aware (PETSc MPIAIJ's halo): each rank receives only the rows of X
+/// its columns name, point to point from their owners (grid p x 1).
+pub const SPGEMM_DIST_ALG_HALO1D: spgemm_dist_algorithm_t = 6;
 
-const ALGORITHMS: [(spgemm_dist_algorithm_t, DistAlgorithm); 6] = [
+const ALGORITHMS: [(spgemm_dist_algorithm_t, DistAlgorithm); 7] = [
     (SPGEMM_DIST_ALG_AUTO, DistAlgorithm::Auto),
     (SPGEMM_DIST_ALG_SA15D, DistAlgorithm::SA15D),
     (SPGEMM_DIST_ALG_SA2D, DistAlgorithm::SA2D),
     (SPGEMM_DIST_ALG_SC2D, DistAlgorithm::SC2D),
     (SPGEMM_DIST_ALG_SA2D_ASYNC, DistAlgorithm::SA2DAsync),
     (SPGEMM_DIST_ALG_SC2D_ASYNC, DistAlgorithm::SC2DAsync),
+    (SPGEMM_DIST_ALG_HALO1D, DistAlgorithm::Halo1D),
 ];
 
 fn algorithm_of(code: spgemm_dist_algorithm_t) -> Result<DistAlgorithm> {

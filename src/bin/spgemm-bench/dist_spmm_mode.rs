@@ -1,7 +1,7 @@
 //! `spgemm-bench dist-spmm`: the distributed SpMM `Y = A X` under mpirun (feature `mpi`).
 //!
 //! ```text
-//! mpirun -np P spgemm-bench dist-spmm --a A.mtx|gen:NAME [--k 1,8,64] [--algo auto|1.5d|2d-a|2d-c]
+//! mpirun -np P spgemm-bench dist-spmm --a A.mtx|gen:NAME [--k 1,8,64] [--algo auto|1.5d|2d-a|2d-c|1d-halo]
 //!        [--async] [--c N] [--reps N (default 5)] [--threads T (default 1 per rank)] [--layout row|col]
 //! ```
 //!
@@ -59,7 +59,7 @@ mod on {
     }
 
     const USAGE: &str = "usage: spgemm-bench dist-spmm --a A.mtx|gen:NAME [--k 1,8,64] \
-[--algo auto|1.5d|2d-a|2d-c] [--async] [--c N] [--reps N] [--threads T] [--layout row|col]";
+[--algo auto|1.5d|2d-a|2d-c|1d-halo] [--async] [--c N] [--reps N] [--threads T] [--layout row|col]";
 
     fn parse(args: &[String]) -> Result<Cfg, String> {
         let mut c = Cfg {
@@ -93,7 +93,10 @@ mod on {
                         "1.5d" => "1.5d",
                         "2d-a" => "2d-a",
                         "2d-c" => "2d-c",
-                        s => return Err(format!("--algo {s}: auto, 1.5d, 2d-a or 2d-c")),
+                        "1d-halo" => "1d-halo",
+                        s => {
+                            return Err(format!("--algo {s}: auto, 1.5d, 2d-a, 2d-c or 1d-halo"));
+                        }
                     }
                 }
                 "--c" => c.c = Some(num(&v)?),
@@ -128,6 +131,7 @@ mod on {
             ("2d-a", true) => DistAlgorithm::SA2DAsync,
             ("2d-c", false) => DistAlgorithm::SC2D,
             ("2d-c", true) => DistAlgorithm::SC2DAsync,
+            ("1d-halo", _) => DistAlgorithm::Halo1D,
             _ => DistAlgorithm::Auto,
         }
     }

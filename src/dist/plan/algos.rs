@@ -49,7 +49,7 @@ impl Errs {
 
 /// Timed local product.
 #[allow(clippy::too_many_arguments)]
-fn product<N: NodeSpmm, V: DistScalar>(
+pub(super) fn product<N: NodeSpmm, V: DistScalar>(
     node: &N,
     a: Result<super::super::node::Tile<'_, V>>,
     layout: Layout,

@@ -3,6 +3,7 @@
 
 use super::super::dense::{Blocks, zeros};
 use super::super::exchange::{Exchange, Loc, Piece};
+use super::super::halo::Counts;
 use super::super::layout::{Grid, KStage, NStage, Ranges, k_stages, split};
 use super::super::model::tile_words;
 use super::super::model::{Algorithm, Buffers, TileNnz, col_block, kc, row_block, stage_rows};
@@ -15,6 +16,21 @@ pub(super) enum State<V: DistScalar> {
     Sa15d(Box<Sa15d<V>>),
     Sa2d(Box<Sa2d<V>>),
     Sc2d(Box<Sc2d<V>>),
+    Halo1d(Box<Halo1d<V>>),
+}
+
+pub(super) struct Halo1d<V: DistScalar> {
+    /// Rows of X received from other ranks.
+    pub halo: usize,
+    /// This rank's rows of X that others need, peer after peer (local ids).
+    pub send_rows: Vec<usize>,
+    /// The value exchange: k values per row.
+    pub vals: Counts,
+    /// X as the tile reads it: this rank's rows, then the halo (none without a halo).
+    pub x_ext: Vec<V>,
+    pub x_send: Vec<V>,
+    /// The received rows before they are spread into column-major `x_ext`.
+    pub x_stage: Vec<V>,
 }
 
 pub(super) struct Sa15d<V: DistScalar> {
@@ -326,8 +342,36 @@ impl<V: DistScalar> State<V> {
                     one_sided,
                 })))
             }
+            Algorithm::Halo1D => err(Status::Internal, "1D-halo is built from its halo"),
             Algorithm::Auto => err(Status::Internal, "no algorithm chosen"),
         }
+    }
+
+    /// The 1D-halo state from the requests of planning (rows each owner sends).
+    pub(super) fn halo1d(
+        r: &Ranges,
+        me: usize,
+        o: &PlanOptions,
+        b: &Buffers,
+        req: Counts,
+        send_rows: Vec<usize>,
+    ) -> Result<State<V>> {
+        let k = o.k;
+        let halo = req.send_len;
+        // Values travel against the requests: the asked rows out, the wanted rows in.
+        let scaled = |c: &[i32]| -> Vec<usize> { c.iter().map(|&n| n as usize * k).collect() };
+        let vals = Counts::new(&scaled(&req.recv.0), &scaled(&req.send.0), me, "rows of X")?;
+        check_len(send_rows.len() * k, b.x_send)?;
+        let ext = if halo > 0 { (r.xr(me) + halo) * k } else { 0 };
+        check_len(ext, b.x_own)?;
+        Ok(State::Halo1d(Box::new(Halo1d {
+            halo,
+            send_rows,
+            vals,
+            x_ext: zeros(b.x_own, "X with its halo")?,
+            x_send: zeros(b.x_send, "X rows to send")?,
+            x_stage: zeros(b.x_stage, "received X rows")?,
+        })))
     }
 }
 
