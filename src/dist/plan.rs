@@ -1,5 +1,5 @@
 //! Distributed matrices, the plan (redistribution maps, tiles, buffers, windows) and the
-//! five algorithms' execute.
+//! six algorithms' execute.
 
 mod algos;
 mod halo1d;
