@@ -28,7 +28,7 @@ pub fn main(_args: &[String]) -> i32 {
 pub use on::main;
 
 #[cfg(feature = "mpi")]
-mod on {
+pub(crate) mod on {
     use std::time::Instant;
 
     use mpi::collective::SystemOperation;
@@ -100,15 +100,16 @@ mod on {
         Ok(c)
     }
 
-    /// This rank's rows of a whole matrix (0-based, int32, f64).
-    struct Mine {
-        offs: Vec<i32>,
+    /// This rank's rows of a whole matrix (0-based, int32, f64) and its block of the
+    /// dense operand's rows (`spgemm-bench dist-spmm` reads them too).
+    pub(crate) struct Mine {
+        pub(crate) offs: Vec<i32>,
         cols: Vec<i32>,
         vals: Vec<f64>,
-        m: usize,
-        n: usize,
+        pub(crate) m: usize,
+        pub(crate) n: usize,
         start: usize,
-        x: (usize, usize),
+        pub(crate) x: (usize, usize),
     }
 
     fn split(n: usize, p: usize, q: usize) -> (usize, usize) {
@@ -116,7 +117,7 @@ mod on {
     }
 
     impl Mine {
-        fn new(g: &Csr, p: usize, q: usize) -> Mine {
+        pub(crate) fn new(g: &Csr, p: usize, q: usize) -> Mine {
             let (r0, r1) = split(g.nrows, p, q);
             let (x0, x1) = split(g.ncols, p, q);
             let s = g.row_ptr[r0];
@@ -131,7 +132,7 @@ mod on {
                 x: (x0, x1 - x0),
             }
         }
-        fn view<'a>(&'a self, comm: &'a DistComm) -> DistMatrix<'a> {
+        pub(crate) fn view<'a>(&'a self, comm: &'a DistComm) -> DistMatrix<'a> {
             DistMatrix {
                 comm,
                 global_rows: self.m,
@@ -163,7 +164,7 @@ mod on {
         r
     }
 
-    fn median(mut v: Vec<f64>) -> f64 {
+    pub(crate) fn median(mut v: Vec<f64>) -> f64 {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     }

@@ -39,12 +39,11 @@ mod on {
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::*;
 
-    use crate::mtx::Csr;
+    use crate::dist_mode::on::{Mine, median};
     use crate::spmm_mode::{sum as ksum, xval};
-    use spgemm::types::ValueType;
     use spgemm::{
-        AnyCsr, DistAlgorithm, DistComm, DistMatrix, DistPlanOptions, Handle, IndexSlice, Layout,
-        OffsetSlice, ValueSlice, ValueSliceMut, dist_spmm, dist_spmm_estimate, dist_spmm_plan,
+        DistAlgorithm, DistComm, DistPlanOptions, Handle, Layout, ValueSlice, ValueSliceMut,
+        dist_spmm, dist_spmm_estimate, dist_spmm_plan,
     };
 
     struct Cfg {
@@ -136,65 +135,10 @@ mod on {
         }
     }
 
-    fn split(n: usize, p: usize, q: usize) -> (usize, usize) {
-        (q * n / p, (q + 1) * n / p)
-    }
-
-    /// This rank's rows of A (0-based, int32, f64) and its block of X's rows.
-    struct Rows {
-        offs: Vec<i32>,
-        cols: Vec<i32>,
-        vals: Vec<f64>,
-        m: usize,
-        n: usize,
-        start: usize,
-        x: (usize, usize),
-    }
-
-    impl Rows {
-        fn new(g: &Csr, p: usize, q: usize) -> Rows {
-            let (r0, r1) = split(g.nrows, p, q);
-            let (x0, x1) = split(g.ncols, p, q);
-            let (s, e) = (g.row_ptr[r0] as usize, g.row_ptr[r1] as usize);
-            Rows {
-                offs: g.row_ptr[r0..=r1].iter().map(|&o| o - s as i32).collect(),
-                cols: g.col[s..e].to_vec(),
-                vals: g.val[s..e].to_vec(),
-                m: g.nrows,
-                n: g.ncols,
-                start: r0,
-                x: (x0, x1 - x0),
-            }
-        }
-        fn view<'a>(&'a self, comm: &'a DistComm) -> DistMatrix<'a> {
-            DistMatrix {
-                comm,
-                global_rows: self.m,
-                global_cols: self.n,
-                row_start: self.start,
-                x_range: Some(self.x),
-                local: AnyCsr {
-                    nrows: self.offs.len() - 1,
-                    ncols: self.n,
-                    base: 0,
-                    offsets: OffsetSlice::I32(&self.offs),
-                    indices: IndexSlice::I32(&self.cols),
-                    values: Some(ValueSlice::F64(&self.vals)),
-                    value_type: ValueType::Float64,
-                },
-            }
-        }
-    }
-
     fn reduce(w: &SimpleCommunicator, x: f64, op: SystemOperation) -> f64 {
         let mut r = 0.0;
         w.all_reduce_into(&x, &mut r, op);
         r
-    }
-
-    fn median(mut v: Vec<f64>) -> f64 {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
     }
 
     /// The whole Y on rank 0 in `layout` (m x k, packed), from every rank's rows; empty
@@ -247,7 +191,7 @@ mod on {
             .pop()
             .ok_or("no matrix")?;
         let nnz = whole.col.len();
-        let mine = Rows::new(&whole, p, q);
+        let mine = Mine::new(&whole, p, q);
         drop(whole);
         let mut h = Handle::new(c.threads).map_err(e)?;
         h.options.backend = spgemm::Backend::Cpu;
