@@ -306,12 +306,17 @@ fn assemble(m: usize, n: usize, ri: Vec<u32>, ci: Vec<u32>, vv: Vec<f64>) -> Csr
 
 /// A copy of `a` without its explicit zeros (gen_matrices.py's write_mtx drops them).
 pub fn without_zeros(a: &Csr) -> Csr {
+    keep_entries(a, |_, p| a.val[p] != 0.0)
+}
+
+/// The entries p of rows i of `a` for which `keep(i, p)` holds.
+fn keep_entries(a: &Csr, keep: impl Fn(usize, usize) -> bool) -> Csr {
     let mut row_ptr = Vec::with_capacity(a.nrows + 1);
     row_ptr.push(0i32);
     let (mut col, mut val) = (Vec::new(), Vec::new());
     for i in 0..a.nrows {
         for p in a.row(i) {
-            if a.val[p] != 0.0 {
+            if keep(i, p) {
                 col.push(a.col[p]);
                 val.push(a.val[p]);
             }
@@ -1275,25 +1280,10 @@ pub fn sa_level(a: &Csr, b: &[Vec<f64>], seed: u64) -> SaLevel {
 /// |a_ij| >= theta * sqrt(|a_ii a_jj|).
 fn symmetric_strength(a: &Csr, theta: f64) -> Csr {
     let d = diagonal(a);
-    let mut row_ptr = vec![0i32];
-    let (mut col, mut val) = (Vec::new(), Vec::new());
-    for i in 0..a.nrows {
-        for p in a.row(i) {
-            let j = a.col[p] as usize;
-            if j == i || a.val[p].abs() >= theta * (d[i] * d[j]).abs().sqrt() {
-                col.push(a.col[p]);
-                val.push(a.val[p]);
-            }
-        }
-        row_ptr.push(col.len() as i32);
-    }
-    Csr {
-        nrows: a.nrows,
-        ncols: a.ncols,
-        row_ptr,
-        col,
-        val,
-    }
+    keep_entries(a, |i, p| {
+        let j = a.col[p] as usize;
+        j == i || a.val[p].abs() >= theta * (d[i] * d[j]).abs().sqrt()
+    })
 }
 
 /// [`sa_level`] with aggregates of the symmetric strength graph at `theta` (0: the
