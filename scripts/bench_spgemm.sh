@@ -22,7 +22,7 @@
 #   ANCHORS (peer drivers' folder, default /work/anchors; drivers in $ANCHORS/bin),
 #   PEERS (default "mkl graphblas kk"; empty = only ours), OURS=0 (peers only),
 #   MKL_ALGS (MKL stages timed, default sp2m,sp2m_noval,sp2m_full,spmm),
-#   OUR_ALGS (default: all non-auto algorithms spgemm-bench knows), VALIDATE (0|1,
+#   OUR_ALGS (default: all non-auto algorithms spgemm-bench knows; "none": auto only), VALIDATE (0|1,
 #   default 1 = the library's default), QUIET_WAIT (seconds to wait before each call for
 #   the machine to be < 15% busy, default 0 = off), NO_BUILD=1 (skip cargo build),
 #   OUTPUT (caller|owned, default caller: fresh caller arrays for every product, as MKL's
@@ -74,6 +74,7 @@ if [ "$OURS" = 1 ]; then
     # All algorithms the library lists, except auto (run on its own for its peak RSS).
     OUR_ALGS=$("$BENCH" list-algs | grep -v '^auto$' | paste -sd, -)
   fi
+  [ "$OUR_ALGS" = none ] && OUR_ALGS=
 fi
 mkdir -p "$(dirname "$OUT")"
 LOG=${OUT%.jsonl}.log

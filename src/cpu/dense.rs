@@ -37,6 +37,7 @@ use crate::common::memory::bytes_of;
 use crate::cpu::args::{Product, REPLAY_MAX_DENSE_BYTES};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::prefetch;
+use crate::cpu::record::Recorder;
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups, same_columns};
 use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
@@ -294,6 +295,10 @@ pub const FLOP_BLOCK: usize = 256;
 /// rows are made of: measured slower; docs/DESIGN-NOTES.md, cpu::dense.)
 /// Compressed B (`cb`: (word, bits) pairs): union by OR into a bit map, counted by
 /// popcount; the flops still count B's entries.
+///
+/// With `rec`, each row's columns are also appended to the record (see
+/// [`crate::cpu::record`]).
+#[allow(clippy::too_many_arguments)]
 pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
     ws: &mut DenseRows<V>,
     (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
@@ -302,6 +307,7 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
     rows: std::ops::Range<usize>,
     nnz: &mut [usize],
     block_flops: &mut [u64],
+    mut rec: Option<&mut Recorder<'_>>,
 ) -> ChunkTotals {
     // Block by block through a row-flops buffer on the stack; the totals and maxima while
     // the block's counts are still in cache (the symbolic driver needs them for its
@@ -313,9 +319,10 @@ pub fn count_rows<V: Scalar, O: Idx, I: Idx>(
         let r1 = (r0 + FLOP_BLOCK).min(rows.end);
         let len = r1 - r0;
         let nb = &mut nnz[r0 - rows.start..r1 - rows.start];
+        let fb = &mut flops[..len];
         match groups {
-            None => count_rows_inner(ws, a, b, cb, r0..r1, nb, &mut flops[..len]),
-            Some(g) => count_grouped(ws, (a, b), cb, g, r0..r1, nb, &mut flops[..len]),
+            None => count_rows_inner(ws, a, b, cb, r0..r1, nb, fb, rec.as_deref_mut()),
+            Some(g) => count_grouped(ws, (a, b), cb, g, r0..r1, (nb, fb), rec.as_deref_mut()),
         }
         let mut sum = 0u64;
         for (&n, &f) in nb.iter().zip(&flops[..len]) {
@@ -344,8 +351,8 @@ fn count_grouped<V: Scalar, O: Idx, I: Idx>(
     cb: Option<&CompressedRows>,
     groups: &RowGroups,
     rows: std::ops::Range<usize>,
-    nnz: &mut [usize],
-    flops: &mut [u64],
+    (nnz, flops): (&mut [usize], &mut [u64]),
+    mut rec: Option<&mut Recorder<'_>>,
 ) {
     let r0 = rows.start;
     // Rows r0 + done.. are not counted yet.
@@ -365,10 +372,16 @@ fn count_grouped<V: Scalar, O: Idx, I: Idx>(
             r0 + done..r0 + head,
             &mut nnz[done..head],
             &mut flops[done..head],
+            rec.as_deref_mut(),
         );
         let (n, f) = (nnz[s], flops[s]);
         nnz[head..e].fill(n);
         flops[head..e].fill(f);
+        if let Some(r) = rec.as_deref_mut() {
+            for _ in head..e {
+                r.repeat_last(n);
+            }
+        }
         done = e;
     }
     let end = rows.end - r0;
@@ -380,6 +393,7 @@ fn count_grouped<V: Scalar, O: Idx, I: Idx>(
         r0 + done..rows.end,
         &mut nnz[done..end],
         &mut flops[done..end],
+        rec,
     );
 }
 
@@ -394,6 +408,7 @@ pub struct ChunkTotals {
 }
 
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     ws: &mut DenseRows<V>,
     a: &CsrRef<'_, O, I, V>,
@@ -402,9 +417,15 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     rows: std::ops::Range<usize>,
     nnz: &mut [usize],
     flops: &mut [u64],
+    mut rec: Option<&mut Recorder<'_>>,
 ) {
     let r0 = rows.start;
     let b_cols = b.col_indices();
+    if let (None, Some(r)) = (cb, rec.as_deref_mut())
+        && !r.failed
+    {
+        return count_recording(ws, (a, b), rows, (nnz, flops), r);
+    }
     let Some(cb) = cb else {
         let mark = &mut ws.mark[..];
         let mut stamp = ws.stamp;
@@ -478,14 +499,160 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
             }
         }
         let mut n = 0usize;
-        for &w in touched.iter() {
-            let slot = &mut bits[w as usize];
-            n += slot.count_ones() as usize;
-            *slot = 0;
+        match rec.as_deref_mut() {
+            Some(r) if !r.failed => n = record_words(bits, &mut touched[..], r),
+            _ => {
+                for &w in touched.iter() {
+                    let slot = &mut bits[w as usize];
+                    n += slot.count_ones() as usize;
+                    *slot = 0;
+                }
+            }
         }
         nnz[i - r0] = n;
         flops[i - r0] = f;
     }
+}
+
+/// The count of a row from its words of the bit map (`touched`) with its columns
+/// appended to the record, word by word (words sorted first for a sorted record); clears
+/// the words. Returns the row's count.
+#[inline]
+fn record_words(bits: &mut [u64], touched: &mut [u32], r: &mut Recorder<'_>) -> usize {
+    let n: usize = touched
+        .iter()
+        .map(|&w| bits[w as usize].count_ones() as usize)
+        .sum();
+    // Room for 16 more: the vector expansion stores 16 columns at a time.
+    if !r.room(n + 16) {
+        touched.iter().for_each(|&w| bits[w as usize] = 0);
+        return n;
+    }
+    if r.sorted {
+        sort_keys(touched);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::platform::isa::Isa::detect() == crate::platform::isa::Isa::Avx512 {
+        // SAFETY: the CPU has AVX-512 (detected), and `out` has room for n + 16 more.
+        unsafe { expand_avx512(bits, touched, r.out) };
+        return n;
+    }
+    expand_words(bits, touched, r.out);
+    n
+}
+
+/// The columns of the set bits of the words `touched` of `bits` appended to `out`, word by
+/// word; clears the words.
+fn expand_words(bits: &mut [u64], touched: &[u32], out: &mut Vec<u32>) {
+    for &w in touched {
+        let slot = &mut bits[w as usize];
+        let mut x = *slot;
+        *slot = 0;
+        let c0 = w.wrapping_mul(WORD_BITS as u32);
+        while x != 0 {
+            out.push(c0 + x.trailing_zeros());
+            x &= x - 1;
+        }
+    }
+}
+
+/// The columns of the set bits of the words `touched` of `bits` appended to `out`, 16 bits
+/// at a time by a compress in a register and a full 16-lane store (a loop over the bits
+/// mispredicts at the end of every word; the store form of the compress is slow on AMD
+/// parts); clears the words.
+///
+/// # Safety
+/// The CPU has AVX-512F, and `out` has room for 16 more columns than the words' bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+// Stable since Rust 1.89, above the crate's rust-version (as in `cpu::spmm::avx512`).
+#[allow(clippy::incompatible_msrv)]
+unsafe fn expand_avx512(bits: &mut [u64], touched: &[u32], out: &mut Vec<u32>) {
+    use std::arch::x86_64::*;
+    let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let mut len = out.len();
+    let dst = out.as_mut_ptr();
+    for &w in touched {
+        let slot = &mut bits[w as usize];
+        let x = *slot;
+        *slot = 0;
+        // Columns fit u32 (k <= u32::MAX for the dense kernels); lanes wrap as u32.
+        let c0 = w.wrapping_mul(WORD_BITS as u32);
+        for q in 0..4u32 {
+            let m = (x >> (16 * q)) as u16;
+            let v = _mm512_add_epi32(iota, _mm512_set1_epi32(c0.wrapping_add(16 * q) as i32));
+            let c = _mm512_maskz_compress_epi32(m, v);
+            // SAFETY: len is at most the columns written so far, and the room reserved
+            // covers them plus the 16 lanes of this store.
+            unsafe { _mm512_storeu_si512(dst.add(len).cast(), c) };
+            len += m.count_ones() as usize;
+        }
+    }
+    // SAFETY: the first `len` places were written (the bits' columns, in order).
+    unsafe { out.set_len(len) };
+}
+
+/// The uncompressed branch of [`count_rows_inner`] with each row's columns appended to
+/// the record in first-touch order (sorted afterwards for a sorted record). The column of
+/// every product is stored at the row's next free place and the place advances only
+/// when the column is new, which keeps the loop free of data-dependent branches.
+fn count_recording<V: Scalar, O: Idx, I: Idx>(
+    ws: &mut DenseRows<V>,
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    rows: std::ops::Range<usize>,
+    (nnz, flops): (&mut [usize], &mut [u64]),
+    r: &mut Recorder<'_>,
+) {
+    let r0 = rows.start;
+    let b_cols = b.col_indices();
+    let bb = b.base();
+    let mark = &mut ws.mark[..];
+    let mut stamp = ws.stamp;
+    let prefetch = ws.prefetch;
+    for i in rows {
+        stamp = next_stamp(stamp, mark);
+        let f: usize = a.row_cols(i).iter().map(|&j| b.row_len(a.col_of(j))).sum();
+        let mut n = 0usize;
+        // Room for f columns: the row's products bound its distinct columns.
+        if r.room(f) {
+            let at = r.out.len();
+            let free = &mut r.out.spare_capacity_mut()[..f];
+            let p0 = a.row_start(i);
+            for (t, &j) in a.row_cols(i).iter().enumerate() {
+                if prefetch {
+                    prefetch::ahead(a, b, None, p0 + t);
+                }
+                let j = a.col_of(j);
+                for &c in &b_cols[b.row_start(j)..b.row_start(j + 1)] {
+                    let c = c.to_usize();
+                    let m = &mut mark[c];
+                    // n <= the products before this one < f.
+                    free[n].write(c.wrapping_sub(bb) as u32);
+                    n += (*m != stamp) as usize;
+                    *m = stamp;
+                }
+            }
+            // SAFETY: the first n places after `at` were written above, and the room for
+            // f >= n of them was reserved.
+            unsafe { r.out.set_len(at + n) };
+            if r.sorted {
+                sort_keys(&mut r.out[at..]);
+            }
+        } else {
+            // No room for the record: count only (the plan goes without one).
+            for &j in a.row_cols(i) {
+                let j = a.col_of(j);
+                for &c in &b_cols[b.row_start(j)..b.row_start(j + 1)] {
+                    let m = &mut mark[c.to_usize()];
+                    n += (*m != stamp) as usize;
+                    *m = stamp;
+                }
+            }
+        }
+        nnz[i - r0] = n;
+        flops[i - r0] = f as u64;
+    }
+    ws.stamp = stamp;
 }
 
 /// ORs `m` into word `w` of the symbolic bit map, noting the word when it was empty.
@@ -1358,6 +1525,8 @@ pub struct Counted {
     /// [`crate::cpu::partition::balanced_chunks`]).
     pub chunks: Vec<usize>,
     pub max_row_nnz: usize,
+    /// C's columns, when the symbolic phase was asked to keep them and could.
+    pub record: Option<crate::cpu::record::ColumnRecord>,
 }
 
 #[cfg(test)]
@@ -1472,7 +1641,7 @@ mod tests {
             ws.prefetch = pass == 1;
             let nb = m.div_ceil(FLOP_BLOCK);
             let mut blocks = vec![0u64; nb];
-            let t = count_rows(&mut ws, (a, a), cb, None, 0..m, &mut nnz, &mut blocks);
+            let t = count_rows(&mut ws, (a, a), cb, None, 0..m, &mut nnz, &mut blocks, None);
             let per_row: u64 = (0..m)
                 .map(|i| {
                     let mut one = [0u64];
@@ -1484,6 +1653,7 @@ mod tests {
                         i..i + 1,
                         &mut nnz[i..i + 1],
                         &mut one,
+                        None,
                     );
                     flops[i] = one[0];
                     one[0]
@@ -1498,6 +1668,87 @@ mod tests {
         (nnz, flops)
     }
 
+    /// The columns `count_rows` records for every row of A*A (sorted or in its order),
+    /// with the counts it returns beside them; None when the record ran out of `limit`.
+    fn recorded(
+        a: &CsrRef<'_, i32, i32, f64>,
+        cb: Option<&CompressedRows>,
+        sorted: bool,
+        limit: usize,
+    ) -> (Vec<usize>, Option<Vec<Vec<u32>>>) {
+        let mut ws = DenseRows::<f64>::default();
+        ws.prepare_symbolic(a.ncols(), cb.is_some(), false).unwrap();
+        let m = a.nrows();
+        let mut nnz = vec![0; m];
+        let mut blocks = vec![0u64; m.div_ceil(FLOP_BLOCK)];
+        let mut out = Vec::new();
+        let budget = std::sync::atomic::AtomicUsize::new(limit);
+        let mut r = Recorder::new(&mut out, sorted, &budget);
+        count_rows(
+            &mut ws,
+            (a, a),
+            cb,
+            None,
+            0..m,
+            &mut nnz,
+            &mut blocks,
+            Some(&mut r),
+        );
+        if r.failed {
+            return (nnz, None);
+        }
+        let mut at = 0;
+        let rows = nnz
+            .iter()
+            .map(|&n| {
+                at += n;
+                out[at - n..at].to_vec()
+            })
+            .collect();
+        assert_eq!(at, out.len());
+        (nnz, Some(rows))
+    }
+
+    /// The vector expansion of bit-map words into columns writes what the scalar one does.
+    #[test]
+    fn word_expansions_agree() {
+        #[cfg(target_arch = "x86_64")]
+        if crate::platform::isa::Isa::Avx512.available() {
+            let mut s = 0x9E37_79B9_7F4A_7C15u64;
+            let mut next = move || {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s
+            };
+            let nw = 300;
+            let mut bits: Vec<u64> = (0..nw)
+                .map(|w| match w % 5 {
+                    0 => 0,
+                    1 => u64::MAX,
+                    2 => 1 << 63,
+                    _ => next() & next(),
+                })
+                .collect();
+            let touched: Vec<u32> = (0..nw as u32).rev().step_by(3).collect();
+            let (mut b1, mut b2) = (bits.clone(), bits.clone());
+            let (mut o1, mut o2) = (vec![7u32], vec![7u32]);
+            expand_words(&mut b1, &touched, &mut o1);
+            let n: usize = touched
+                .iter()
+                .map(|&w| bits[w as usize].count_ones() as usize)
+                .sum();
+            o2.reserve(n + 16);
+            // SAFETY: AVX-512 is available and o2 has room for n + 16 more.
+            unsafe { expand_avx512(&mut b2, &touched, &mut o2) };
+            assert_eq!(o1, o2);
+            assert_eq!(o1.len(), n + 1);
+            assert_eq!(b1, b2);
+            touched.iter().for_each(|&w| bits[w as usize] = 0);
+            assert_eq!(b1, bits);
+        }
+    }
+
     /// Both compressed loops: wide bands (several pairs per row of B) and narrow ones
     /// (about one pair per row: runs of pairs on one word are merged in a register).
     #[test]
@@ -1510,6 +1761,22 @@ mod tests {
             assert_eq!(cb.view().short_rows, w < 40, "w = {w}");
             let plain = counts(&a, None);
             assert_eq!(counts(&a, Some(&cb)), plain);
+            let records: Vec<_> = [
+                (None, false),
+                (None, true),
+                (Some(&cb), false),
+                (Some(&cb), true),
+            ]
+            .into_iter()
+            .map(|(c, sorted)| {
+                let (nnz, rows) = recorded(&a, c, sorted, usize::MAX);
+                assert_eq!(nnz, plain.0);
+                // Out of room part-way: the counts stay right, the record is dropped.
+                let (nnz, none) = recorded(&a, c, sorted, plain.0.iter().sum::<usize>() / 2);
+                assert_eq!((nnz, none), (plain.0.clone(), None));
+                (sorted, rows.unwrap())
+            })
+            .collect();
             // Reference: distinct columns per row by sorting.
             for i in 0..n {
                 let mut cs: Vec<usize> = a
@@ -1520,6 +1787,13 @@ mod tests {
                 cs.sort_unstable();
                 cs.dedup();
                 assert_eq!(plain.0[i], cs.len());
+                for (sorted, rows) in &records {
+                    let mut got: Vec<usize> = rows[i].iter().map(|&c| c as usize).collect();
+                    if !sorted {
+                        got.sort_unstable();
+                    }
+                    assert_eq!(got, cs, "row {i} sorted {sorted} base {base} w {w}");
+                }
             }
             if w < 40 {
                 continue;

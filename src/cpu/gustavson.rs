@@ -12,6 +12,7 @@ use crate::cpu::args::{AccKind, Product};
 use crate::cpu::compress::CompressedRows;
 use crate::cpu::dense::{self, FLOP_BLOCK};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
+use crate::cpu::record::{ColumnRecord, Recorder};
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups};
 use crate::cpu::stream;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
@@ -450,20 +451,7 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: b
     vals: &mut [V],
 ) -> bool {
     let neg0 = V::NEG_ZERO;
-    let (a_cols, a_vals) = a.row_entries(i, av);
-    let bb = b.base();
-    // With PF (see `crate::cpu::prefetch`): a compile-time choice, because a run-time
-    // flag in this loop slowed the replay (docs/DESIGN-NOTES.md, cpu::gustavson (replay)).
-    let p0 = if PF { a.row_start(i) } else { 0 };
-    for (t, (&j, &aij)) in a_cols.iter().zip(a_vals).enumerate() {
-        if PF {
-            crate::cpu::prefetch::ahead(a, b, Some(bv), p0 + t);
-        }
-        let (b_cols, b_vals) = b.row_entries(a.col_of(j), bv);
-        for (&cq, &bq) in b_cols.iter().zip(b_vals) {
-            dense[cq.to_usize().wrapping_sub(bb)] += aij * bq;
-        }
-    }
+    sum_row::<V, O, I, PF>(dense, (a, b), (av, bv), i);
     let mut in_range = true;
     for (dv, &c) in vals.iter_mut().zip(row) {
         match dense.get_mut(c.to_usize().wrapping_sub(c_base)) {
@@ -479,6 +467,67 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: b
         }
     }
     in_range
+}
+
+/// Sums row i of A*B into `dense` (B's 0-based column), in the order of A's row and B's
+/// rows.
+#[inline(always)]
+fn sum_row<V: Scalar, O: Idx, I: Idx, const PF: bool>(
+    dense: &mut [V],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    i: usize,
+) {
+    let (a_cols, a_vals) = a.row_entries(i, av);
+    let bb = b.base();
+    // With PF (see `crate::cpu::prefetch`): a compile-time choice, because a run-time
+    // flag in this loop slowed the replay (docs/DESIGN-NOTES.md, cpu::gustavson (replay)).
+    let p0 = if PF { a.row_start(i) } else { 0 };
+    for (t, (&j, &aij)) in a_cols.iter().zip(a_vals).enumerate() {
+        if PF {
+            crate::cpu::prefetch::ahead(a, b, Some(bv), p0 + t);
+        }
+        let (b_cols, b_vals) = b.row_entries(a.col_of(j), bv);
+        for (&cq, &bq) in b_cols.iter().zip(b_vals) {
+            dense[cq.to_usize().wrapping_sub(bb)] += aij * bq;
+        }
+    }
+}
+
+/// [`replay_rows`] from the recorded columns `rec` instead of the caller's: each row's
+/// columns are written to `cols` (plus `c_base`) while its values are gathered. Returns
+/// the chunk's digest. `dense` as for [`replay_rows`].
+fn replay_rows_recorded<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: bool>(
+    dense: &mut [V],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    rows: std::ops::Range<usize>,
+    (row_ptr, c_base, rec): (&[usize], usize, &ColumnRecord),
+    (cols, vals): (&mut [J], &mut [V]),
+) -> u64 {
+    let neg0 = V::NEG_ZERO;
+    let off0 = row_ptr[rows.start];
+    let mut digest = ColDigest::at(off0);
+    rec.for_rows(rows, row_ptr, |i, r| {
+        sum_row::<V, O, I, PF>(dense, (a, b), (av, bv), i);
+        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+        let (out_c, out_v) = (&mut cols[s..e], &mut vals[s..e]);
+        for ((oc, ov), &c) in out_c.iter_mut().zip(out_v).zip(r) {
+            *oc = J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+            let slot = &mut dense[c as usize];
+            if STREAM {
+                stream::put(ov, *slot);
+            } else {
+                *ov = *slot;
+            }
+            *slot = neg0;
+        }
+        digest.extend(out_c);
+    });
+    if STREAM {
+        stream::fence();
+    }
+    digest.sum
 }
 
 /// From this size of C's values on (twice the benchmark machine's 32 MiB LLC; below it part
@@ -531,6 +580,116 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
         replayed: digests.len() - refilled,
         refilled,
     })
+}
+
+/// Numeric phase from the columns the symbolic phase kept (`rec`): each chunk copies its
+/// rows' columns into the caller's `cols` (plus the plan's `c_base`) and runs the replay
+/// kernel on them. Returns the chunks' digests (see [`chunk_digests`]) for later calls.
+/// Only valid when the structure of A and B is the plan's (checked by the caller).
+pub fn replay_recorded<O: Idx, I: Idx, V: Scalar, J: Idx>(
+    pool: &WorkspacePool,
+    p: &Product<'_, O, I, V>,
+    rec: &ColumnRecord,
+    cols: &mut [J],
+    vals: Option<&mut [V]>,
+) -> Result<Vec<u64>> {
+    let np = p.plan;
+    let (chunks, row_ptr) = (np.chunks, np.row_ptr);
+    let streamed = cols.len().saturating_mul(std::mem::size_of::<V>()) >= REPLAY_STREAM_MIN_BYTES;
+    let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
+    col_pieces
+        .into_par_iter()
+        .zip(val_pieces)
+        .zip(chunks.par_windows(2))
+        .map(|((cp, mut vp), w)| {
+            pool.with(|ws| {
+                let rows = w[0]..w[1];
+                let k = p.b.ncols();
+                if let (None, Some(vals), Some(av), Some(bv)) =
+                    (np.groups, vp.as_deref_mut(), p.a.values(), p.b.values())
+                {
+                    // Without row groups: one pass, the columns copied as the values are
+                    // gathered.
+                    let dense = ws.replay::<V>();
+                    if dense.len() < k {
+                        crate::platform::alloc::try_grow(
+                            dense,
+                            k,
+                            V::NEG_ZERO,
+                            "replay value array",
+                        )?;
+                    }
+                    let d = &mut dense[..k];
+                    let ab = (p.a, p.b);
+                    let at = (row_ptr, np.c_base, rec);
+                    let r = rows.clone();
+                    return Ok(match (streamed, np.prefetch) {
+                        (true, false) => replay_rows_recorded::<V, O, I, J, true, false>(
+                            d,
+                            ab,
+                            (av, bv),
+                            r,
+                            at,
+                            (cp, vals),
+                        ),
+                        (false, false) => replay_rows_recorded::<V, O, I, J, false, false>(
+                            d,
+                            ab,
+                            (av, bv),
+                            r,
+                            at,
+                            (cp, vals),
+                        ),
+                        (true, true) => replay_rows_recorded::<V, O, I, J, true, true>(
+                            d,
+                            ab,
+                            (av, bv),
+                            r,
+                            at,
+                            (cp, vals),
+                        ),
+                        (false, true) => replay_rows_recorded::<V, O, I, J, false, true>(
+                            d,
+                            ab,
+                            (av, bv),
+                            r,
+                            at,
+                            (cp, vals),
+                        ),
+                    });
+                }
+                let want = copy_recorded(rec, rows.clone(), (row_ptr, np.c_base), cp);
+                Ok(
+                    if replay_chunk(ws, p, streamed, rows.clone(), cp, vp, want)? {
+                        want
+                    } else {
+                        // Computed afresh (cannot happen while the record is the plan's).
+                        rows_digest(cp, row_ptr, rows)
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+/// Copies the recorded columns of rows `rows` into `cp` (which holds exactly those rows),
+/// plus `c_base`; returns their digest.
+fn copy_recorded<J: Idx>(
+    rec: &ColumnRecord,
+    rows: std::ops::Range<usize>,
+    (row_ptr, c_base): (&[usize], usize),
+    cp: &mut [J],
+) -> u64 {
+    let off0 = row_ptr[rows.start];
+    let mut d = ColDigest::at(off0);
+    rec.for_rows(rows, row_ptr, |i, r| {
+        let out = &mut cp[row_ptr[i] - off0..row_ptr[i + 1] - off0];
+        for (o, &c) in out.iter_mut().zip(r) {
+            *o = J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
+        }
+        d.extend(out);
+    });
+    d.sum
 }
 
 /// One chunk of [`replay`] (rows `rows`, whose columns and values `cp` and `vp` hold) with
@@ -632,6 +791,11 @@ pub(crate) fn replay_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
 /// several chunks per worker even out the rest. Each chunk also returns its sums and
 /// maxima, so the prefix sums over the rows are one parallel pass (each chunk adds the
 /// totals of the chunks before it) instead of a serial one plus a pass for the maxima.
+///
+/// With `record` (Some((sorted, budget in bytes))) each chunk also writes its rows'
+/// columns, which the result carries as a [`ColumnRecord`] (None if it outgrew the budget
+/// or memory for it ran out).
+#[allow(clippy::too_many_arguments)]
 pub fn symbolic_dense<O: Idx, I: Idx, V: Scalar>(
     pool: &WorkspacePool,
     a: &CsrRef<'_, O, I, V>,
@@ -640,6 +804,7 @@ pub fn symbolic_dense<O: Idx, I: Idx, V: Scalar>(
     groups: Option<&RowGroups>,
     threads: usize,
     prefetch: bool,
+    record: Option<(bool, usize)>,
 ) -> Result<dense::Counted> {
     let m = a.nrows();
     let k = b.ncols();
@@ -664,18 +829,29 @@ pub fn symbolic_dense<O: Idx, I: Idx, V: Scalar>(
         chunks.push(0);
     }
     let block_bounds: Vec<usize> = chunks.iter().map(|&r| r.div_ceil(FLOP_BLOCK)).collect();
-    let totals: Vec<dense::ChunkTotals> = {
+    let mut pieces: Vec<Vec<u32>> = match record {
+        Some(_) => (1..chunks.len()).map(|_| Vec::new()).collect(),
+        None => Vec::new(),
+    };
+    // The record's budget in columns, which the chunks draw from.
+    let budget = std::sync::atomic::AtomicUsize::new(record.map_or(0, |r| r.1) / 4);
+    let mut piece_slots: Vec<Option<&mut Vec<u32>>> = pieces.iter_mut().map(Some).collect();
+    piece_slots.resize_with(chunks.len() - 1, || None);
+    let (totals, recorded): (Vec<dense::ChunkTotals>, Vec<bool>) = {
         let nnz_pieces = split_at_bounds(&mut row_ptr[1..], &chunks);
         let flop_pieces = split_at_bounds(&mut block_prefix[1..], &block_bounds);
         nnz_pieces
             .into_par_iter()
             .zip(flop_pieces)
+            .zip(piece_slots)
             .zip(chunks.par_windows(2))
-            .map(|((np, fp), w)| {
+            .map(|(((np, fp), out), w)| {
                 pool.with(|ws| {
                     let acc = ws.dense_rows::<V>();
                     acc.prepare_symbolic(k, cb.is_some(), prefetch)?;
-                    Ok(dense::count_rows(
+                    let sorted = record.is_some_and(|r| r.0);
+                    let mut rec = out.map(|out| Recorder::new(out, sorted, &budget));
+                    let t = dense::count_rows(
                         acc,
                         (a, b),
                         cb,
@@ -683,10 +859,14 @@ pub fn symbolic_dense<O: Idx, I: Idx, V: Scalar>(
                         w[0]..w[1],
                         np,
                         fp,
-                    ))
+                        rec.as_mut(),
+                    );
+                    Ok((t, rec.is_some_and(|r| !r.failed)))
                 })
             })
             .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip()
     };
     // Offsets of each chunk: the totals of the chunks before it. A row's count is at
     // most its flops, so row_ptr cannot overflow before the flops do; the flops are
@@ -734,11 +914,17 @@ pub fn symbolic_dense<O: Idx, I: Idx, V: Scalar>(
     let numeric_chunks = balanced_chunks_blocked(m, FLOP_BLOCK, &block_prefix, threads, |i| {
         a.row_range(i).map(|p| b.row_len(a.col(p)) as u64).sum()
     });
+    let record = if record.is_some() && recorded.iter().all(|&r| r) {
+        ColumnRecord::new(chunks, pieces, &row_ptr)
+    } else {
+        None
+    };
     Ok(dense::Counted {
         row_ptr,
         flops: f0,
         chunks: numeric_chunks,
         max_row_nnz,
+        record,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod dense;
 pub mod gustavson;
 pub mod partition;
 pub mod prefetch;
+pub mod record;
 pub mod row_groups;
 pub mod select;
 pub mod small;
@@ -86,4 +87,6 @@ pub struct Ctx<'a> {
     /// The product is small: it runs serially on the calling thread ([`small`]; the
     /// dispatcher's choice).
     pub small: bool,
+    /// The dense symbolic phase keeps C's columns in the plan ([`record`]).
+    pub keep_columns: bool,
 }

@@ -151,7 +151,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
         let r1 = (r0 + FLOP_BLOCK).min(m);
         let mut block = [0u64];
         let rows = &mut row_ptr[r0 + 1..r1 + 1];
-        let t = dense::count_rows(acc, (a, b), None, None, r0..r1, rows, &mut block);
+        let t = dense::count_rows(acc, (a, b), None, None, r0..r1, rows, &mut block, None);
         let (f, o) = flops.overflowing_add(t.flops);
         flops = f;
         overflow |= o | t.overflow;
@@ -168,6 +168,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
         row_ptr[i + 1] += row_ptr[i];
     }
     Ok(Counted {
+        record: None,
         row_ptr,
         flops,
         chunks: vec![0, m],

@@ -13,6 +13,7 @@ use super::dense;
 use super::gustavson;
 use super::partition::{balanced_chunks, flop_profile};
 use super::prefetch;
+use super::record::{self, ColumnRecord};
 use super::row_groups::{LANES, RowGroups};
 use super::select::{self, Features};
 use super::small;
@@ -56,6 +57,9 @@ pub struct CpuPlan {
     prefetch: bool,
     /// A small product: both phases run serially on the calling thread ([`super::small`]).
     pub(crate) small: bool,
+    /// C's columns from the symbolic phase: the first numeric call replays them
+    /// ([`super::record`]).
+    record: Option<ColumnRecord>,
 }
 
 /// Interior cache of a plan. The first numeric call runs the accumulator; a second call
@@ -114,6 +118,8 @@ pub struct CpuDetails {
     pub replay_ready: bool,
     /// A small product, computed serially on the calling thread (see `cpu::small`).
     pub small: bool,
+    /// Bytes of C's columns kept from the symbolic phase (0: none).
+    pub record_bytes: usize,
 }
 
 impl CpuPlan {
@@ -130,6 +136,7 @@ impl CpuPlan {
             refilled_chunks: c.refilled_chunks,
             replay_ready: c.col_digests.is_some(),
             small: self.small,
+            record_bytes: self.record.as_ref().map_or(0, |r| r.bytes()),
         }
     }
 
@@ -149,6 +156,12 @@ impl CpuPlan {
         }
         if self.small {
             s.push_str("small product: serial on the calling thread\n");
+        }
+        if let Some(r) = &self.record {
+            s.push_str(&format!(
+                "C's columns kept from the symbolic phase: {} bytes\n",
+                r.bytes()
+            ));
         }
         s
     }
@@ -316,6 +329,7 @@ fn hash_symbolic<O: Idx, I: Idx, V: Scalar>(
             flops,
             chunks,
             max_row_nnz,
+            record: None,
         },
         compressed.is_some(),
     ))
@@ -355,6 +369,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             row_groups: None,
             prefetch: false,
             small: true,
+            record: None,
         });
     }
     ctx.pool.install(|| {
@@ -370,6 +385,13 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 Some(e) if e.pays(b.nnz()) => compress::compress_rows(b)?,
                 _ => None,
             };
+            // With a record of C's columns where the handle allows it and rows have
+            // enough products for the record to pay (see `record`).
+            let budget = {
+                let entry = std::mem::size_of::<I>() + value_bytes;
+                record::budget_bytes(a.nnz() * entry, b.nnz() * entry)
+            };
+            let keep = ctx.keep_columns && est.is_some_and(|e| record::pays(e.flops, m, budget));
             let counted = gustavson::symbolic_dense(
                 &ctx.state.workspace,
                 a,
@@ -378,6 +400,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 groups.as_ref(),
                 threads,
                 prefetch,
+                keep.then_some((ctx.sorted, budget)),
             )?;
             (counted, cb.is_some())
         } else {
@@ -397,7 +420,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             chunks,
             flops,
             max_row_nnz,
-            ..
+            record,
         } = counted;
         crate::common::check::check_nnz(format, row_ptr[m])?;
         Ok(CpuPlan {
@@ -413,6 +436,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             row_groups: groups,
             prefetch,
             small: false,
+            record,
         })
     })
 }
@@ -490,6 +514,14 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
                     };
                     cache.replayed_chunks += r.replayed;
                     cache.refilled_chunks += r.refilled;
+                    cache.wrote(at);
+                    return Ok(());
+                }
+                if let Some(rec) = plan.record.as_ref().filter(|_| replay_ok && !serial) {
+                    // The first call on a fresh array: the symbolic phase's columns.
+                    let digests =
+                        gustavson::replay_recorded(&ctx.state.workspace, &p, rec, c, vals)?;
+                    cache.col_digests = Some(digests);
                     cache.wrote(at);
                     return Ok(());
                 }

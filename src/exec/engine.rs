@@ -127,6 +127,9 @@ impl Engine {
             sorted: o.sorted_output,
             hbm: self.workers.hbm_budget(),
             small: false,
+            // Only where every numeric call checks the structure (the record replaces the
+            // discovery of C's columns) and no memory limit asks for the leanest plan.
+            keep_columns: o.validate && o.memory_limit == 0,
         }
     }
 }

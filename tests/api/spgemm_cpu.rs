@@ -1946,3 +1946,75 @@ fn prefetching_products_match_reference() {
         }
     }
 }
+
+/// Plans whose symbolic phase keeps C's columns (`cpu::record`: rows of 64 products or more,
+/// validation on, no memory limit): the first numeric call fills C from the record, and
+/// every call, on the same or a fresh array, with or without values, equals the reference
+/// and writes the same columns in the same order; with validation off there is no record.
+#[test]
+fn recorded_columns_fill_the_first_numeric_call() {
+    let mut rng = Rng::new(2525);
+    // Above the small-product path, ~70 products per row, C within the record's budget
+    // (half the bytes of A and B: B has many rows A touches few of).
+    let s = Shape {
+        nrows: 1500,
+        ncols: 20_000,
+        max_row: 16,
+        duplicates: true,
+        unsorted: true,
+        zeros: 0.1,
+        integer_values: true,
+        empty_rows: 0.05,
+        ..Default::default()
+    };
+    let mut a = random(&mut rng, s);
+    let mut b = random(
+        &mut rng,
+        Shape {
+            nrows: 20_000,
+            ncols: 700,
+            max_row: 20,
+            ..s
+        },
+    );
+    for (it, base, sorted, threads) in [
+        (IndexType::Int32, 0usize, true, 2usize),
+        (IndexType::Int64, 1, false, 3),
+        (IndexType::Int32, 1, false, 1),
+    ] {
+        let f = OutputFormat {
+            offsets: it,
+            indices: it,
+            base,
+        };
+        for vt in VALUE_TYPES {
+            let h = handle(threads, Algorithm::Auto, sorted);
+            let view = |m: &Csr| typed(m, it, it, vt, base, true);
+            let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+            let what = format!("{it:?} base {base} sorted {sorted} {vt:?}");
+            assert!(plan.cpu_details().unwrap().record_bytes > 0, "{what}");
+            let mut first: Option<Vec<usize>> = None;
+            for round in 0..3 {
+                if round > 0 {
+                    new_values(&mut a, &mut b, &mut rng, round);
+                }
+                let (ta, tb) = (view(&a), view(&b));
+                // A fresh array every call: each one is filled from the record.
+                let got = numeric_out(&h, &plan, &ta, &tb, f, true).unwrap();
+                let pattern = numeric_out(&h, &plan, &ta, &tb, f, false).unwrap();
+                assert_eq!((&pattern.ptr, &pattern.col), (&got.ptr, &got.col), "{what}");
+                match &first {
+                    None => first = Some(got.col.clone()),
+                    Some(c) => assert_eq!(c, &got.col, "{what}: same order every call"),
+                }
+                let want = expected(&a, &b, vt, true);
+                let cmp = if sorted { got } else { sort_rows(&got) };
+                assert_eq!(cmp, want, "{what} round {round}");
+            }
+            let mut h = handle(threads, Algorithm::Auto, sorted);
+            h.options.validate = false;
+            let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+            assert_eq!(plan.cpu_details().unwrap().record_bytes, 0, "{what}");
+        }
+    }
+}
