@@ -610,54 +610,31 @@ pub fn replay_recorded<O: Idx, I: Idx, V: Scalar, J: Idx>(
                 {
                     // Without row groups: one pass, the columns copied as the values are
                     // gathered.
-                    let dense = ws.replay::<V>();
-                    if dense.len() < k {
-                        crate::platform::alloc::try_grow(
-                            dense,
-                            k,
-                            V::NEG_ZERO,
-                            "replay value array",
-                        )?;
-                    }
-                    let d = &mut dense[..k];
+                    let d = replay_values::<V>(ws, k)?;
                     let ab = (p.a, p.b);
                     let at = (row_ptr, np.c_base, rec);
                     let r = rows.clone();
+                    macro_rules! run {
+                        ($stream:literal, $pf:literal) => {
+                            replay_rows_recorded::<V, O, I, J, $stream, $pf>(
+                                d,
+                                ab,
+                                (av, bv),
+                                r,
+                                at,
+                                (cp, vals),
+                            )
+                        };
+                    }
                     return Ok(match (streamed, np.prefetch) {
-                        (true, false) => replay_rows_recorded::<V, O, I, J, true, false>(
-                            d,
-                            ab,
-                            (av, bv),
-                            r,
-                            at,
-                            (cp, vals),
-                        ),
-                        (false, false) => replay_rows_recorded::<V, O, I, J, false, false>(
-                            d,
-                            ab,
-                            (av, bv),
-                            r,
-                            at,
-                            (cp, vals),
-                        ),
-                        (true, true) => replay_rows_recorded::<V, O, I, J, true, true>(
-                            d,
-                            ab,
-                            (av, bv),
-                            r,
-                            at,
-                            (cp, vals),
-                        ),
-                        (false, true) => replay_rows_recorded::<V, O, I, J, false, true>(
-                            d,
-                            ab,
-                            (av, bv),
-                            r,
-                            at,
-                            (cp, vals),
-                        ),
+                        (true, false) => run!(true, false),
+                        (false, false) => run!(false, false),
+                        (true, true) => run!(true, true),
+                        (false, true) => run!(false, true),
                     });
                 }
+                // Row groups or no values: the copied columns go through the digest replay
+                // (which reads them once more; these plans are the rarer ones).
                 let want = copy_recorded(rec, rows.clone(), (row_ptr, np.c_base), cp);
                 Ok(
                     if replay_chunk(ws, p, streamed, rows.clone(), cp, vp, want)? {
@@ -670,6 +647,15 @@ pub fn replay_recorded<O: Idx, I: Idx, V: Scalar, J: Idx>(
             })
         })
         .collect()
+}
+
+/// The worker's replay value array for `k` columns (all -0.0), grown when needed.
+fn replay_values<V: Scalar>(ws: &mut Workspace, k: usize) -> Result<&mut [V]> {
+    let dense = ws.replay::<V>();
+    if dense.len() < k {
+        crate::platform::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
+    }
+    Ok(&mut dense[..k])
 }
 
 /// Copies the recorded columns of rows `rows` into `cp` (which holds exactly those rows),
@@ -731,11 +717,7 @@ pub(crate) fn replay_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
         dense.fill(V::NEG_ZERO);
         lanes.fill([V::NEG_ZERO; LANES]);
     } else if vp.is_some() {
-        let dense = ws.replay::<V>();
-        if dense.len() < k {
-            crate::platform::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
-        }
-        let dense = &mut dense[..k];
+        let dense = replay_values::<V>(ws, k)?;
         let (r, vals) = (rows.clone(), vp.as_deref_mut());
         let ok = match (streamed, prefetch) {
             (true, false) => replay_rows::<V, O, I, J, true, false>(
