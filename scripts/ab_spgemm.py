@@ -4,6 +4,7 @@ alternating them product by product and round by round so that machine noise hit
 
   scripts/ab_spgemm.py --a OLD/spgemm-bench --b NEW/spgemm-bench MATDIR [--rounds 3]
                        [--threads 2] [--reps 5] [--only REGEX] [--out FILE.jsonl]
+                       [--args "--unsorted ..."]
 
 MATDIR holds .mtx files and products.txt (`spgemm-bench gen MATDIR` writes both). For each
 product and round both binaries run `spgemm --alg auto` once each (order swapped every
@@ -31,10 +32,10 @@ def products(matdir, only):
     return out
 
 
-def run(binary, matdir, a, b, threads, reps):
+def run(binary, matdir, a, b, threads, reps, extra=()):
     path = lambda f: f if f == "A" else os.path.join(matdir, f if f.endswith(".mtx") else f + ".mtx")
     cmd = [binary, "spgemm", "--a", path(a), "--b", path(b), "--alg", "auto",
-           "--threads", str(threads), "--reps", str(reps)]
+           "--threads", str(threads), "--reps", str(reps), *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
@@ -56,6 +57,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--only", default=".")
     ap.add_argument("--out")
+    ap.add_argument("--args", default="", help="more spgemm-bench arguments, e.g. --unsorted")
     o = ap.parse_args()
     rows = []
     log = open(o.out, "a") if o.out else None
@@ -64,7 +66,8 @@ def main():
         for rnd in range(o.rounds):
             order = ("A", "B") if rnd % 2 == 0 else ("B", "A")
             for side in order:
-                j = run(getattr(o, side.lower()), o.matdir, a, b, o.threads, o.reps)
+                j = run(getattr(o, side.lower()), o.matdir, a, b, o.threads, o.reps,
+                        o.args.split())
                 j.update(side=side, round=rnd, label=label)
                 res[side].append(j)
                 if log:

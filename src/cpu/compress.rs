@@ -2,9 +2,10 @@
 //! columns of a row of B that fall in one 64-column word become one (word, bits) pair,
 //! so the symbolic phase inserts fewer keys and unions rows with a bitwise OR.
 //!
-//! Two-step decision: the compressed flop count f_m' is computed first (one pass over B
-//! for the compressed row lengths, fused with the flop count over A); B is compressed
-//! only if f_m' is more than 15% below f_m.
+//! Two-step decision: the compressed flop count f_m' is computed first (exactly for the
+//! hash symbolic phase, from a sample of A's rows for the dense one, [`estimate`]); B is
+//! compressed only if f_m' is more than 15% below f_m, and, for the dense phase, only if
+//! the count over pairs plus building them is predicted cheaper ([`Estimate::pays`]).
 //!
 //! Words of 64 columns, not 32: 32-bit words leave more pairs, and the dense symbolic
 //! count, whose cost is per pair, was slower with them on every benchmark input in a C
@@ -268,19 +269,34 @@ pub struct Estimate {
 /// Rows of A looked at by [`estimate`].
 pub const SAMPLE_ROWS: usize = 1024;
 
-/// Work of compressing B (the length pass plus the build pass), in symbolic insertions
-/// per entry of B: measured on the benchmark inputs, a (word, bits) pair costs about as
-/// much to insert as a column, and one pass over B about as much as one insertion per
-/// entry.
-pub const COMPRESS_COST_PER_ENTRY: f64 = 2.0;
+/// Work of compressing B (the pair count pass and the write pass), in plain symbolic
+/// insertions per entry of B. With [`PAIR_COST`] fitted on the whole tuning corpus (B
+/// forced compressed and plain, 3 alternated rounds; docs/DESIGN-NOTES.md, cpu::compress).
+pub const BUILD_COST_PER_ENTRY: f64 = 3.0;
+
+/// Cost of inserting one (word, bits) pair, in plain insertions: more than a column (the
+/// touched-word list, a popcount and a clear per word on top of the OR).
+pub const PAIR_COST: f64 = 1.5;
+
+/// [`PAIR_COST`] and [`BUILD_COST_PER_ENTRY`] when the symbolic phase keeps a sorted record
+/// of C's columns: the compressed count orders a row by sorting its few words, the plain
+/// count by sorting its columns, which favours compression (the corpus' R*A products were
+/// 8-15% slower with a plain count there; docs/DESIGN-NOTES.md, cpu::compress).
+pub const SORTED_RECORD_COSTS: (f64, f64) = (1.0, 2.0);
 
 impl Estimate {
     /// The paper's rule (more than 15% fewer insertions) and, because the dense kernel's
-    /// insertion of a pair costs no less than that of a column, only when the insertions
-    /// saved outweigh building the compressed B.
-    pub fn pays(&self, b_nnz: usize) -> bool {
+    /// insertion of a pair costs more than that of a column, only when the predicted
+    /// count with the compressed B plus building it costs less than the plain count.
+    /// `sorted_record`: the count keeps a sorted record ([`SORTED_RECORD_COSTS`]).
+    pub fn pays(&self, b_nnz: usize, sorted_record: bool) -> bool {
+        let (pair, build) = if sorted_record {
+            SORTED_RECORD_COSTS
+        } else {
+            (PAIR_COST, BUILD_COST_PER_ENTRY)
+        };
         self.compressed < (1.0 - MIN_GAIN) * self.flops
-            && self.flops - self.compressed > COMPRESS_COST_PER_ENTRY * b_nnz as f64
+            && self.flops - pair * self.compressed > build * b_nnz as f64
     }
 }
 
@@ -414,6 +430,35 @@ mod tests {
                 check::<i64>(base, n, seed + 10);
             }
         }
+    }
+
+    /// The decision on the corpus' estimates (f_m, f_m', nnz(B) in millions) that the
+    /// constants were fitted to: compress where the measured count was faster with it.
+    #[test]
+    fn decision_follows_the_corpus() {
+        let pays = |f: f64, fc: f64, nb: f64| {
+            Estimate {
+                flops: f * 1e6,
+                compressed: fc * 1e6,
+            }
+            .pays((nb * 1e6) as usize, false)
+        };
+        // banded_500k_7 squared, lap3d_27pt_42 squared, elast_sa26 A0*P0: compressed faster.
+        assert!(pays(24.49, 3.83, 3.50));
+        assert!(pays(49.77, 13.12, 1.91));
+        assert!(pays(48.28, 6.10, 1.12));
+        // aniso_r22 R0*A0, aniso_r60 A0*P0, aniso_r60 (RA0)*P0: plain faster.
+        assert!(!pays(16.12, 5.54, 4.40));
+        assert!(!pays(6.64, 4.56, 0.74));
+        assert!(!pays(5.38, 3.81, 0.74));
+        // Under the paper's 15% gain, never (er_uniform_200k squared).
+        assert!(!pays(12.80, 12.79, 1.60));
+        // With a sorted record the compressed count orders rows for free: aniso_r22 R0*A0.
+        let e = Estimate {
+            flops: 16.12e6,
+            compressed: 5.54e6,
+        };
+        assert!(e.pays(4_400_000, true));
     }
 
     #[test]

@@ -381,10 +381,6 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
         let (mut counted, compressed) = if symbolic_alg == Algorithm::Dense {
             // Flops and row sizes in one pass; compression decided from a sample.
             let est = compress::estimate(a, b);
-            let cb = match est {
-                Some(e) if e.pays(b.nnz()) => compress::compress_rows(b)?,
-                _ => None,
-            };
             // With a record of C's columns where the handle allows it and rows have
             // enough products for the record to pay (see `record`).
             let budget = {
@@ -392,6 +388,10 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 record::budget_bytes(a.nnz() * entry, b.nnz() * entry)
             };
             let keep = ctx.keep_columns && est.is_some_and(|e| record::pays(e.flops, m, budget));
+            let cb = match est {
+                Some(e) if e.pays(b.nnz(), keep && ctx.sorted) => compress::compress_rows(b)?,
+                _ => None,
+            };
             let counted = gustavson::symbolic_dense(
                 &ctx.state.workspace,
                 a,
