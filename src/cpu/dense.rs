@@ -442,13 +442,7 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
                 let j = a.col_of(j);
                 let (s, e) = (b.row_start(j), b.row_start(j + 1));
                 f += e.wrapping_sub(s);
-                // `mark` is indexed by B's raw column index (it has k + base slots), which
-                // saves the base subtraction in the innermost loop.
-                for &c in &b_cols[s..e] {
-                    let m = &mut mark[c.to_usize()];
-                    n += (*m != stamp) as usize;
-                    *m = stamp;
-                }
+                n += mark_new(&b_cols[s..e], mark, stamp);
             }
             nnz[i - r0] = n;
             flops[i - r0] = f as u64;
@@ -642,17 +636,26 @@ fn count_recording<V: Scalar, O: Idx, I: Idx>(
             // No room for the record: count only (the plan goes without one).
             for &j in a.row_cols(i) {
                 let j = a.col_of(j);
-                for &c in &b_cols[b.row_start(j)..b.row_start(j + 1)] {
-                    let m = &mut mark[c.to_usize()];
-                    n += (*m != stamp) as usize;
-                    *m = stamp;
-                }
+                n += mark_new(&b_cols[b.row_start(j)..b.row_start(j + 1)], mark, stamp);
             }
         }
         nnz[i - r0] = n;
         flops[i - r0] = f as u64;
     }
     ws.stamp = stamp;
+}
+
+/// Marks the columns `cols` (raw indices of B: `mark` has k + base slots, which saves the
+/// base subtraction here) with `stamp`; returns how many were not marked yet.
+#[inline(always)]
+fn mark_new<I: Idx>(cols: &[I], mark: &mut [u32], stamp: u32) -> usize {
+    let mut n = 0usize;
+    for &c in cols {
+        let m = &mut mark[c.to_usize()];
+        n += (*m != stamp) as usize;
+        *m = stamp;
+    }
+    n
 }
 
 /// ORs `m` into word `w` of the symbolic bit map, noting the word when it was empty.

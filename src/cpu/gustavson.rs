@@ -455,18 +455,23 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: b
     let mut in_range = true;
     for (dv, &c) in vals.iter_mut().zip(row) {
         match dense.get_mut(c.to_usize().wrapping_sub(c_base)) {
-            Some(slot) => {
-                if STREAM {
-                    stream::put(dv, *slot);
-                } else {
-                    *dv = *slot;
-                }
-                *slot = neg0;
-            }
+            Some(slot) => take::<V, STREAM>(dv, slot, neg0),
             None => in_range = false,
         }
     }
     in_range
+}
+
+/// Moves a replay sum from its slot of the dense array to C's value (a streaming store
+/// with STREAM) and resets the slot to -0.0 (`neg0`).
+#[inline(always)]
+fn take<V: Scalar, const STREAM: bool>(out: &mut V, slot: &mut V, neg0: V) {
+    if STREAM {
+        stream::put(out, *slot);
+    } else {
+        *out = *slot;
+    }
+    *slot = neg0;
 }
 
 /// Sums row i of A*B into `dense` (B's 0-based column), in the order of A's row and B's
@@ -514,13 +519,7 @@ fn replay_rows_recorded<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, c
         let (out_c, out_v) = (&mut cols[s..e], &mut vals[s..e]);
         for ((oc, ov), &c) in out_c.iter_mut().zip(out_v).zip(r) {
             *oc = J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
-            let slot = &mut dense[c as usize];
-            if STREAM {
-                stream::put(ov, *slot);
-            } else {
-                *ov = *slot;
-            }
-            *slot = neg0;
+            take::<V, STREAM>(ov, &mut dense[c as usize], neg0);
         }
         digest.extend(out_c);
     });
