@@ -43,7 +43,7 @@ use crate::cpu::sort::{INSERTION_MAX, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::util::{row_len_mismatch, value_pair};
 use crate::error::Result;
-use crate::platform::alloc::{try_grow, try_reserve};
+use crate::platform::alloc::{release_pages, try_grow, try_reserve};
 use crate::types::{Idx, Scalar};
 
 /// `pos` value of a column that is not in the current row.
@@ -271,6 +271,19 @@ impl<V: Scalar> DenseRows<V> {
             0,
             "dense accumulator order bits",
         )
+    }
+
+    /// Releases the column-sized arrays the replay kernel does not use (marks, slots, bit
+    /// maps; see [`release_pages`]), called when the replay first grows the value array,
+    /// so that a replayed plan does not keep the first numeric call's arrays resident
+    /// beside it. The next kernel that needs them grows them again.
+    pub fn release_for_replay(&mut self) {
+        release_pages(&mut self.mark);
+        release_pages(&mut self.pos);
+        release_pages(&mut self.bits);
+        release_pages(&mut self.order_bits);
+        release_pages(&mut self.order_l1);
+        release_pages(&mut self.order_l2);
     }
 
     /// The value array (all -0.0 between rows), for the replay kernel, which sums into

@@ -650,11 +650,12 @@ pub fn replay_recorded<O: Idx, I: Idx, V: Scalar, J: Idx>(
 
 /// The worker's replay value array for `k` columns (all -0.0), grown when needed.
 fn replay_values<V: Scalar>(ws: &mut Workspace, k: usize) -> Result<&mut [V]> {
-    let dense = ws.replay::<V>();
-    if dense.len() < k {
+    if ws.replay::<V>().len() < k {
+        ws.dense_rows::<V>().release_for_replay();
+        let dense = ws.replay::<V>();
         crate::platform::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;
     }
-    Ok(&mut dense[..k])
+    Ok(&mut ws.replay::<V>()[..k])
 }
 
 /// Copies the recorded columns of rows `rows` into `cp` (which holds exactly those rows),
@@ -701,6 +702,9 @@ pub(crate) fn replay_chunk<O: Idx, I: Idx, V: Scalar, J: Idx>(
         .groups
         .filter(|_| lane_bytes <= crate::cpu::args::REPLAY_MAX_DENSE_BYTES);
     if let (Some(g), Some(vals)) = (lane_groups, vp.as_deref_mut()) {
+        if ws.replay::<V>().len() < k {
+            ws.dense_rows::<V>().release_for_replay();
+        }
         let (dense, lanes) = ws.replay_grouped::<V>();
         if dense.len() < k {
             crate::platform::alloc::try_grow(dense, k, V::NEG_ZERO, "replay value array")?;

@@ -389,6 +389,36 @@ pub fn advise_huge(start: *mut u8, len: usize) {
     }
 }
 
+/// Buffers below this size are kept resident by [`release_pages`] (too few pages to matter).
+const RELEASE_MIN_BYTES: usize = 1 << 20;
+
+/// Empties `v` and hands the whole pages of its allocation back to the kernel
+/// (`MADV_DONTNEED`), keeping the allocation itself: resident memory drops at once, which
+/// freeing would not do for a heap block (glibc keeps freed blocks below its dynamic mmap
+/// threshold, up to 32 MiB, in its heaps). Growing `v` again later touches fresh pages,
+/// as a new allocation would. Small buffers are only emptied.
+pub fn release_pages<T>(v: &mut Vec<T>) {
+    v.clear();
+    let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
+    if bytes < RELEASE_MIN_BYTES {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let start = v.as_mut_ptr() as usize;
+        let lo = start.next_multiple_of(PAGE);
+        let hi = (start + bytes) / PAGE * PAGE;
+        if hi > lo {
+            // SAFETY: the pages lie within `v`'s allocation, which holds no element now
+            // (len 0), so dropping their contents changes no value anyone can read; the
+            // mapping stays, and later writes fault in zeroed pages.
+            unsafe {
+                libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_DONTNEED);
+            }
+        }
+    }
+}
+
 /// [`advise_huge`] over a slice about to be written.
 pub fn advise_huge_slice<T>(s: &mut [T]) {
     advise_huge(s.as_mut_ptr().cast(), std::mem::size_of_val(s));
@@ -410,6 +440,19 @@ mod tests {
         assert_eq!(e.status, crate::Status::AllocFailed);
         let e = try_with_capacity::<u64>(1usize << 50, "test").unwrap_err();
         assert_eq!(e.status, crate::Status::AllocFailed);
+    }
+
+    #[test]
+    fn released_buffers_empty_and_grow_again() {
+        for len in [0usize, 10, (3 << 20) / 4 + 5] {
+            let mut v = try_filled(len, 7u32, "test").unwrap();
+            let cap = v.capacity();
+            release_pages(&mut v);
+            assert!(v.is_empty());
+            assert_eq!(v.capacity(), cap);
+            try_grow(&mut v, len, 9u32, "test").unwrap();
+            assert!(v.iter().all(|&x| x == 9));
+        }
     }
 
     #[test]
