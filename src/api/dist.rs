@@ -50,6 +50,22 @@ pub fn dist_spmm_estimate(
     h.guarded(&[], || dist::estimate(h.engine(), &h.options, a, opts))
 }
 
+/// The cost model's prediction for `ranks` ranks without running them (the paper's
+/// section 5 projections): A whole on this process (its pattern, `value_type` for the
+/// value size), each rank's rows and X rows an even split (as `spgemm-bench dist-spmm`
+/// distributes), a stated network and local rate (e.g. a real estimate's `net` and
+/// `rate`). Returns every candidate of `opts.k` and `opts.layout` and the index of the
+/// model's choice without a memory limit. Not collective; needs no MPI.
+pub fn dist_spmm_project(
+    a: &crate::common::csr::AnyCsr<'_>,
+    ranks: usize,
+    opts: &DistPlanOptions,
+    net: DistNetParams,
+    rate: &DistLocalRate,
+) -> Result<(Vec<DistCandidate>, usize)> {
+    dist::project(a, ranks, opts, net, rate)
+}
+
 /// A plan for `Y = alpha A X + beta Y` with k columns in `opts.layout`: the algorithm and
 /// grid (the model's choice or `opts`'), A's tiles moved to their ranks, the buffers
 /// allocated (within `opts.memory_limit` per rank, else `Status::AllocFailed`).

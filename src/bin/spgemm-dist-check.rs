@@ -20,7 +20,7 @@ use spgemm::{
     AnyCsr, Backend, DenseArgs, DistAlgorithm as Algorithm, DistComm, DistGrid as Grid, DistMatrix,
     DistPlan, DistPlanOptions as PlanOptions, Handle, IndexSlice, Layout, OffsetSlice, Op, Result,
     Status, ValueSlice, ValueSliceMut, dist_spmm, dist_spmm_estimate, dist_spmm_plan,
-    dist_spmm_update_values,
+    dist_spmm_project, dist_spmm_update_values,
 };
 
 /// The element types of the test's arrays as the API's type-erased slices (each type
@@ -747,6 +747,35 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &m
     );
     // The estimate reports footprints before running; a limit at the smallest one works.
     let est = dist_spmm_estimate(h, &good, &opts).expect("estimate");
+    // The projection (A whole on one process, the same even split) predicts what the
+    // collective estimate does, from the same network and local rate.
+    let offs: Vec<i64> = a.offs.iter().map(|&x| x as i64).collect();
+    let cols: Vec<i64> = a.cols.iter().map(|&x| x as i64).collect();
+    let whole = AnyCsr {
+        nrows: m,
+        ncols: m,
+        base: 0,
+        offsets: OffsetSlice::I64(&offs),
+        indices: IndexSlice::I64(&cols),
+        values: Some(ValueSlice::F64(&a.vals)),
+        value_type: ValueType::Float64,
+    };
+    let (proj, _) = dist_spmm_project(&whole, p, &opts, est.net, &est.rate).expect("projection");
+    let same = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(y.abs());
+    let ok = est.candidates.iter().all(|c| {
+        proj.iter().any(|q| {
+            q.algorithm == c.algorithm
+                && q.grid == c.grid
+                && same(q.time_s, c.time_s)
+                && same(q.comm_s, c.comm_s)
+                && same(q.bytes_total, c.bytes_total)
+                && q.memory_max == c.memory_max
+        })
+    });
+    rep.check(
+        all_ok(world, ok),
+        "projection equals the estimate for every candidate",
+    );
     let least = est
         .candidates
         .iter()

@@ -650,6 +650,23 @@ pub fn dispatch_pattern_pair<'a, F: PatternPairOp>(
     for_each_index_pair!(sa, go)
 }
 
+/// `a`'s structure, checked, as 0-based `usize` row offsets and column ids: for code that
+/// counts over a whole pattern once (the distributed cost model's projections).
+pub fn pattern_of(a: &AnyCsr<'_>, name: &str) -> Result<(Vec<usize>, Vec<usize>)> {
+    let sa = a.sig();
+    macro_rules! go {
+        ($o:ty, $i:ty) => {{
+            let t = a.typed_pattern::<$o, $i>().map_err(|e| prefix(name, e))?;
+            t.validate(name)?;
+            let first = t.row_start(0);
+            let last = t.row_start(t.nrows());
+            let rp = (0..=t.nrows()).map(|i| t.row_start(i) - first).collect();
+            Ok((rp, (first..last).map(|p| t.col(p)).collect()))
+        }};
+    }
+    for_each_index_pair!(sa, go)
+}
+
 /// Calls `op` with a typed view of `a`.
 pub fn dispatch_one<'a, F: OneOp>(a: &AnyCsr<'a>, op: F) -> Result<F::Out> {
     let sa = a.sig();

@@ -22,6 +22,7 @@ mod layout;
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 mod model;
 mod options;
+mod project;
 
 #[cfg(feature = "mpi")]
 mod comm;
@@ -47,6 +48,7 @@ mod tiles;
 pub use layout::Grid;
 pub use model::{Algorithm, Candidate, LocalRate, NetParams};
 pub use options::{Estimate, ExecStats, Fint, PlanOptions, SpgemmStats};
+pub use project::{GlobalPattern, project_spmm};
 
 #[cfg(feature = "mpi")]
 pub use comm::DistComm;

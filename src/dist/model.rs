@@ -600,6 +600,58 @@ pub fn time(
     (comm, comp)
 }
 
+/// Tile widths (local column ids) must fit int32.
+pub fn widths_fit(alg: Algorithm, r: &Ranges, g: Grid, st: &[NStage]) -> bool {
+    let lim = i32::MAX as usize;
+    if alg.is_stationary_c() {
+        st.iter().all(|s| stage_rows(r, s) <= lim)
+    } else {
+        (0..g.pc).all(|j| col_block(r, g, j) <= lim)
+    }
+}
+
+/// The model's evaluation of `alg` on the grid of `t`: predicted time, bytes, the
+/// footprint of rank `me` and the largest over the ranks.
+pub fn candidate(
+    alg: Algorithm,
+    sh: &Shape<'_>,
+    t: &TileNnz,
+    net: NetParams,
+    rate: &LocalRate,
+    me: usize,
+) -> Candidate {
+    let (mut memory_max, mut memory_max_rank) = (0, 0);
+    for q in 0..sh.r.p() {
+        let f = footprint(alg, sh, t, q);
+        if f > memory_max {
+            (memory_max, memory_max_rank) = (f, q);
+        }
+    }
+    let (comm_s, comp_s) = time(alg, sh, t, net, rate);
+    Candidate {
+        algorithm: alg,
+        grid: t.grid,
+        time_s: comm_s + comp_s,
+        comm_s,
+        comp_s,
+        bytes_total: bytes_total(alg, sh, t),
+        memory_mine: footprint(alg, sh, t, me),
+        memory_max,
+        memory_max_rank,
+    }
+}
+
+/// The fastest candidate whose largest per-rank footprint is within `limit`.
+pub fn best_within(c: &[Candidate], limit: usize) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (n, x) in c.iter().enumerate() {
+        if x.memory_max <= limit && best.is_none_or(|b| x.time_s < c[b].time_s) {
+            best = Some(n);
+        }
+    }
+    best
+}
+
 /// The grids an algorithm may run on (`forced`: the caller's; else for 1.5D every
 /// factorisation p = (p/c) x c, for 2D the near-square grid and its transpose).
 pub fn grids(alg: Algorithm, p: usize, forced: Option<Grid>, c: Option<usize>) -> Vec<Grid> {

@@ -14,8 +14,10 @@ use mpi::traits::*;
 use super::comm::{DistComm, agree, agree_max};
 use super::dense::{extent, packed_ld, scale_block};
 use super::halo::{Counts, ask, renumber_by};
-use super::layout::{ColMap, Grid, NStage, Ranges};
-use super::model::{self, Algorithm, Candidate, HaloFacts, Shape, TileNnz, col_block, stage_rows};
+use super::layout::{ColMap, Grid, Ranges};
+use super::model::{
+    self, Algorithm, HaloFacts, Shape, TileNnz, best_within, col_block, widths_fit,
+};
 use super::node::{DistScalar, Layout, NodeSpmm};
 pub use super::options::{Estimate, ExecStats, PlanOptions};
 use super::raw::{self, OwnedComm, Window};
@@ -347,16 +349,6 @@ fn tile_tables(
             n_stages: st,
         })
         .collect()
-}
-
-/// Tile widths (local column ids) must fit int32.
-fn widths_fit(alg: Algorithm, r: &Ranges, g: Grid, st: &[NStage]) -> bool {
-    let lim = i32::MAX as usize;
-    if alg.is_stationary_c() {
-        st.iter().all(|s| stage_rows(r, s) <= lim)
-    } else {
-        (0..g.pc).all(|j| col_block(r, g, j) <= lim)
-    }
 }
 
 impl<V: DistScalar> Plan<V> {
@@ -907,16 +899,6 @@ pub fn estimate<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
     Ok(e)
 }
 
-fn best_within(c: &[Candidate], limit: usize) -> Option<usize> {
-    let mut best: Option<usize> = None;
-    for (n, x) in c.iter().enumerate() {
-        if x.memory_max <= limit && best.is_none_or(|b| x.time_s < c[b].time_s) {
-            best = Some(n);
-        }
-    }
-    best
-}
-
 fn estimate_inner<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
     comm: &DistComm,
     node: &N,
@@ -981,27 +963,7 @@ fn estimate_inner<N: NodeSpmm, O: Idx, I: Idx, V: DistScalar>(
         if !widths_fit(alg, &r, g, &t.n_stages) {
             continue;
         }
-        let mut mem_max = 0;
-        let mut mem_rank = 0;
-        for q in 0..p {
-            let f = model::footprint(alg, &sh, t, q);
-            if f > mem_max {
-                mem_max = f;
-                mem_rank = q;
-            }
-        }
-        let (comm_s, comp_s) = model::time(alg, &sh, t, net, &rate);
-        out.push(Candidate {
-            algorithm: alg,
-            grid: g,
-            time_s: comm_s + comp_s,
-            comm_s,
-            comp_s,
-            bytes_total: model::bytes_total(alg, &sh, t),
-            memory_mine: model::footprint(alg, &sh, t, me),
-            memory_max: mem_max,
-            memory_max_rank: mem_rank,
-        });
+        out.push(model::candidate(alg, &sh, t, net, &rate, me));
     }
     if out.is_empty() {
         return err(

@@ -160,6 +160,46 @@ pub fn estimate(
     }
 }
 
+/// The model's prediction for every candidate at `ranks` ranks, for A held whole here
+/// (see `dist::project_spmm`): each rank's rows and X rows an even split, the network and
+/// local rate given. Needs no MPI. The value type sets the bytes per value.
+pub fn project(
+    a: &AnyCsr<'_>,
+    ranks: usize,
+    opts: &DistPlanOptions,
+    net: DistNetParams,
+    rate: &DistLocalRate,
+) -> Result<(Vec<DistCandidate>, usize)> {
+    let w = match a.value_type {
+        ValueType::Float32 => 4,
+        ValueType::Float64 => 8,
+        t => {
+            return crate::error::err(
+                crate::error::Status::TypeMismatch,
+                format!("distributed SpMM takes float32 or float64 values, not {t:?}"),
+            );
+        }
+    };
+    if ranks == 0 {
+        return crate::error::err(crate::error::Status::InvalidValue, "ranks must be positive");
+    }
+    let (row_ptr, cols) = crate::common::csr::pattern_of(a, "A")?;
+    let g = crate::dist::GlobalPattern {
+        ncols: a.ncols,
+        row_ptr: &row_ptr,
+        cols: &cols,
+    };
+    Ok(crate::dist::project_spmm(
+        &g,
+        ranks,
+        opts.k,
+        w,
+        opts.layout,
+        net,
+        rate,
+    ))
+}
+
 /// Plans `Y = alpha A X + beta Y` for A (see `dist::Plan::new`). Collective.
 pub fn plan(
     e: &Engine,

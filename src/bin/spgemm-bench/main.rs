@@ -37,6 +37,7 @@
 
 mod check;
 mod dist_mode;
+mod dist_model_mode;
 mod dist_spmm_mode;
 // `gen` is a reserved word in edition 2024: the module is gen.rs, named generators here.
 #[path = "gen.rs"]
@@ -230,7 +231,6 @@ fn load_inputs(a_spec: &str, b_spec: &str) -> Result<(Csr, Option<Csr>), String>
 }
 
 /// Several inputs from files or generators (matrices of one generated group made once).
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn load_all(specs: &[String]) -> Result<Vec<Csr>, String> {
     let mut groups: Vec<Vec<(String, Csr)>> = Vec::new();
     let mut out = Vec::new();
@@ -853,6 +853,9 @@ fn main() -> ExitCode {
     }
     if args.first().map(String::as_str) == Some("dist-spgemm") {
         return ExitCode::from(dist_mode::main(&args[1..]).clamp(0, 255) as u8);
+    }
+    if args.first().map(String::as_str) == Some("dist-model") {
+        return ExitCode::from(dist_model_mode::main(&args[1..]).clamp(0, 255) as u8);
     }
     if args.first().map(String::as_str) == Some("dist-spmm") {
         return ExitCode::from(dist_spmm_mode::main(&args[1..]).clamp(0, 255) as u8);
