@@ -179,6 +179,35 @@ fn gen_matrix(m: usize, n: usize, power: bool, seed: u64) -> Global {
     }
 }
 
+/// A band of five diagonals (of the m x n scaled diagonal) with, every 1999th row, one
+/// entry far off the band: on a few ranks' thousands of rows, 1D-halo's inner run (rows
+/// reading no halo) and runs before and after it that do.
+fn gen_band(m: usize, n: usize, seed: u64) -> Global {
+    let mut r = Rng(seed);
+    let mut offs = vec![0usize];
+    let mut cols = Vec::new();
+    let mut vals = Vec::new();
+    for i in 0..m {
+        let d = i * n / m;
+        for c in d.saturating_sub(2)..(d + 3).min(n) {
+            cols.push(c);
+            vals.push(r.val());
+        }
+        if i % 1999 == 700 {
+            cols.push((d + n / 2) % n);
+            vals.push(r.val());
+        }
+        offs.push(cols.len());
+    }
+    Global {
+        m,
+        n,
+        offs,
+        cols,
+        vals,
+    }
+}
+
 fn gen_dense(rows: usize, k: usize, seed: u64) -> Vec<f64> {
     let mut r = Rng(seed);
     (0..rows * k).map(|_| r.val()).collect()
@@ -329,6 +358,8 @@ struct Case {
     rect: bool,
     dist: usize,
     power: bool,
+    /// `gen_band` with thousands of rows per rank instead of `gen_matrix`.
+    band: bool,
     types: usize,
     f32: bool,
     ab: usize,
@@ -371,9 +402,13 @@ fn run_case<V: Val, O: Idx + Erase, I: Idx + Erase>(
 ) -> std::result::Result<(), String> {
     let p = comm.size();
     let me = comm.rank();
-    let m = 60 + 7 * p + (c.seed % 13) as usize;
+    let m = if c.band { 2600 * p } else { 60 + 7 * p } + (c.seed % 13) as usize;
     let n = if c.rect { m / 2 + 5 } else { m };
-    let a = gen_matrix(m, n, c.power, c.seed);
+    let a = if c.band {
+        gen_band(m, n, c.seed)
+    } else {
+        gen_matrix(m, n, c.power, c.seed)
+    };
     let rows = ranges(m, p, c.dist);
     let xrows = if c.rect {
         ranges(n, p, (c.dist + 1) % 3)
@@ -628,6 +663,50 @@ fn expect_status<T>(
     rep.check(all_ok(world, ok), name);
 }
 
+/// The projection (A whole on one process, the same even split) predicts what the
+/// collective estimate does for every candidate, from the same network and local rate.
+fn projection_check(
+    world: &SimpleCommunicator,
+    comm: &DistComm,
+    h: &Handle,
+    a: &Global,
+    rep: &mut Report,
+    name: &str,
+) {
+    let (p, me) = (comm.size(), comm.rank());
+    let rows = ranges(a.m, p, 0);
+    let (r0, r1) = (rows[me], rows[me + 1]);
+    let la = local_rows::<i32, i32>(a, r0, r1, 0);
+    let lv: Vec<f64> = a.vals[a.offs[r0]..a.offs[r1]].to_vec();
+    let dm = dist_matrix(comm, (a.m, a.n), r0, None, 0, &la.offs, &la.cols, &lv);
+    let opts = PlanOptions::new(4, Layout::RowMajor);
+    let est = dist_spmm_estimate(h, &dm, &opts).expect("estimate");
+    let offs: Vec<i64> = a.offs.iter().map(|&x| x as i64).collect();
+    let cols: Vec<i64> = a.cols.iter().map(|&x| x as i64).collect();
+    let whole = AnyCsr {
+        nrows: a.m,
+        ncols: a.n,
+        base: 0,
+        offsets: OffsetSlice::I64(&offs),
+        indices: IndexSlice::I64(&cols),
+        values: Some(ValueSlice::F64(&a.vals)),
+        value_type: ValueType::Float64,
+    };
+    let (proj, _) = dist_spmm_project(&whole, p, &opts, est.net, &est.rate).expect("projection");
+    let same = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(y.abs());
+    let ok = est.candidates.iter().all(|c| {
+        proj.iter().any(|q| {
+            q.algorithm == c.algorithm
+                && q.grid == c.grid
+                && same(q.time_s, c.time_s)
+                && same(q.comm_s, c.comm_s)
+                && same(q.bytes_total, c.bytes_total)
+                && q.memory_max == c.memory_max
+        })
+    });
+    rep.check(all_ok(world, ok), name);
+}
+
 /// Bad inputs: each must give the same status on every rank, and the next collective
 /// must still work (nothing left half-done).
 fn error_checks(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &mut Report) {
@@ -747,34 +826,15 @@ fn error_checks(world: &SimpleCommunicator, comm: &DistComm, h: &Handle, rep: &m
     );
     // The estimate reports footprints before running; a limit at the smallest one works.
     let est = dist_spmm_estimate(h, &good, &opts).expect("estimate");
-    // The projection (A whole on one process, the same even split) predicts what the
-    // collective estimate does, from the same network and local rate.
-    let offs: Vec<i64> = a.offs.iter().map(|&x| x as i64).collect();
-    let cols: Vec<i64> = a.cols.iter().map(|&x| x as i64).collect();
-    let whole = AnyCsr {
-        nrows: m,
-        ncols: m,
-        base: 0,
-        offsets: OffsetSlice::I64(&offs),
-        indices: IndexSlice::I64(&cols),
-        values: Some(ValueSlice::F64(&a.vals)),
-        value_type: ValueType::Float64,
-    };
-    let (proj, _) = dist_spmm_project(&whole, p, &opts, est.net, &est.rate).expect("projection");
-    let same = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(y.abs());
-    let ok = est.candidates.iter().all(|c| {
-        proj.iter().any(|q| {
-            q.algorithm == c.algorithm
-                && q.grid == c.grid
-                && same(q.time_s, c.time_s)
-                && same(q.comm_s, c.comm_s)
-                && same(q.bytes_total, c.bytes_total)
-                && q.memory_max == c.memory_max
-        })
-    });
-    rep.check(
-        all_ok(world, ok),
-        "projection equals the estimate for every candidate",
+    projection_check(world, comm, h, &a, rep, "projection equals the estimate");
+    let band = gen_band(2600 * p, 2600 * p, 7);
+    projection_check(
+        world,
+        comm,
+        h,
+        &band,
+        rep,
+        "projection equals the estimate, band",
     );
     let least = est
         .candidates
@@ -988,12 +1048,38 @@ fn main() {
                             rect,
                             dist: (seed % 3) as usize,
                             power: seed % 4 == 1,
+                            band: false,
                             types: (seed % 3) as usize,
                             f32: seed % 5 == 2,
                             ab: (seed % 4) as usize,
                             seed,
                         });
                     }
+                }
+            }
+        }
+    }
+    // 1D-halo on a band of thousands of rows per rank: an inner run multiplied while the
+    // halo travels, and runs before and after it.
+    if forced.is_none_or(|g| g.pc == 1) {
+        for &k in ks {
+            for layout in [Layout::RowMajor, Layout::ColMajor] {
+                for (rect, dist) in [(false, 0), (true, 1), (false, 2)] {
+                    seed += 1;
+                    cases.push(Case {
+                        alg: Algorithm::Halo1D,
+                        grid: None,
+                        k,
+                        layout,
+                        rect,
+                        dist,
+                        power: false,
+                        band: true,
+                        types: (seed % 3) as usize,
+                        f32: seed % 5 == 2,
+                        ab: (seed % 4) as usize,
+                        seed,
+                    });
                 }
             }
         }
@@ -1009,6 +1095,7 @@ fn main() {
             rect: false,
             dist: 2,
             power: true,
+            band: false,
             types: 1,
             f32,
             ab: 1,

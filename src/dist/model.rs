@@ -125,22 +125,28 @@ pub struct Shape<'a> {
 }
 
 /// One rank's halo exchange: rows of X it receives and from how many owners, rows it
-/// sends and to how many ranks.
+/// sends and to how many ranks; and its [`InnerSplit`]: entries of the inner run, own
+/// rows of X the other rows read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HaloFacts {
     pub recv_rows: usize,
     pub recv_peers: usize,
     pub send_rows: usize,
     pub send_peers: usize,
+    pub inner_nnz: usize,
+    pub near_rows: usize,
 }
 
 impl HaloFacts {
-    pub fn words(&self) -> [u64; 4] {
+    pub const WORDS: usize = 6;
+    pub fn words(&self) -> [u64; HaloFacts::WORDS] {
         [
             self.recv_rows as u64,
             self.recv_peers as u64,
             self.send_rows as u64,
             self.send_peers as u64,
+            self.inner_nnz as u64,
+            self.near_rows as u64,
         ]
     }
     pub fn of_words(w: &[u64]) -> HaloFacts {
@@ -149,7 +155,81 @@ impl HaloFacts {
             recv_peers: w[1] as usize,
             send_rows: w[2] as usize,
             send_peers: w[3] as usize,
+            inner_nnz: w[4] as usize,
+            near_rows: w[5] as usize,
         }
+    }
+}
+
+/// The smallest inner run of 1D-halo worth its own node call (the run must also hold an
+/// eighth of the rank's rows): below that the overlap saves less than a call costs.
+pub const INNER_MIN_ROWS: usize = 1024;
+
+/// How 1D-halo splits a rank's rows (docs/DISTRIBUTED.md, 1D-halo): the inner run, rows
+/// that read only the rank's own rows of X, multiplied on the caller's X while the halo
+/// travels; the rows before and after it read X's rows `near` (local ids, increasing)
+/// followed by the halo, gathered into one buffer. Each row is still one product of
+/// whole rows, so sums keep their order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InnerSplit {
+    pub inner: std::ops::Range<usize>,
+    pub inner_nnz: usize,
+    pub near: Vec<usize>,
+}
+
+/// The [`InnerSplit`] of a rank's `nrows` rows: `row(i)` the entry range of local row i,
+/// `col(e)` entry e's global column, `own` the rank's rows of X. Without a halo every row
+/// is inner; else the longest run of rows that read no halo (the first of equals) if it
+/// has `INNER_MIN_ROWS` rows and an eighth of the rank's, else none.
+pub fn inner_split(
+    nrows: usize,
+    row: impl Fn(usize) -> std::ops::Range<usize>,
+    col: impl Fn(usize) -> usize,
+    own: std::ops::Range<usize>,
+) -> InnerSplit {
+    let reads_own = |i: usize| row(i).all(|e| own.contains(&col(e)));
+    let (mut best, mut start) = (0..0, 0);
+    for i in 0..=nrows {
+        if i == nrows || !reads_own(i) {
+            if i - start > best.len() {
+                best = start..i;
+            }
+            start = i + 1;
+        }
+    }
+    let all = best.len() == nrows;
+    let inner = if all || (best.len() >= INNER_MIN_ROWS && 8 * best.len() >= nrows) {
+        best
+    } else {
+        0..0
+    };
+    let inner_nnz = if inner.is_empty() {
+        0
+    } else {
+        row(inner.end - 1).end - row(inner.start).start
+    };
+    let mut seen = vec![0u64; own.len().div_ceil(64)];
+    for i in (0..inner.start).chain(inner.end..nrows) {
+        for e in row(i) {
+            let c = col(e);
+            if own.contains(&c) {
+                let l = c - own.start;
+                seen[l / 64] |= 1 << (l % 64);
+            }
+        }
+    }
+    let mut near = Vec::new();
+    for (w, &b) in seen.iter().enumerate() {
+        let mut x = b;
+        while x != 0 {
+            near.push(w * 64 + x.trailing_zeros() as usize);
+            x &= x - 1;
+        }
+    }
+    InnerSplit {
+        inner,
+        inner_nnz,
+        near,
     }
 }
 
@@ -300,9 +380,10 @@ pub fn buffers(alg: Algorithm, sh: &Shape<'_>, t: &TileNnz, q: usize) -> Buffers
         Algorithm::Halo1D => {
             let h = sh.halo[q];
             b.tile_words = tile_words(ri, t.sa[q], sh.w);
-            // Without a halo the caller's X is the whole operand, used in place.
+            // Without a halo the caller's X is the whole operand, used in place; with
+            // one the rows outside the inner run read the near rows and the halo.
             if h.recv_rows > 0 {
-                b.x_own = (xr + h.recv_rows) * k;
+                b.x_own = (h.near_rows + h.recv_rows) * k;
                 if sh.layout == Layout::ColMajor {
                     b.x_stage = h.recv_rows * k;
                 }
@@ -355,7 +436,11 @@ pub fn footprint(alg: Algorithm, sh: &Shape<'_>, t: &TileNnz, q: usize) -> usize
     let refresh = sh.nnz_local[q] * std::mem::size_of::<usize>()
         + t.grid.pc * owned * 4 * std::mem::size_of::<usize>();
     let send_list = if alg == Algorithm::Halo1D {
-        sh.halo[q].send_rows * std::mem::size_of::<usize>()
+        let h = sh.halo[q];
+        // The rows asked of this rank and the near rows (local ids); with a halo, the
+        // row offsets of the three runs (rebased to 0 each).
+        let runs = if h.recv_rows > 0 { t.rb[q] + 3 } else { 0 };
+        (h.send_rows + h.near_rows) * std::mem::size_of::<usize>() + runs * 8
     } else {
         0
     };
@@ -485,13 +570,22 @@ pub fn time(
         }
         Algorithm::Halo1D => {
             // Nonblocking messages to and from the neighbours only, sends and receives
-            // overlapping.
+            // overlapping; the inner run's product hides part of them.
+            let split = |q: usize| {
+                let n = sh.halo[q].inner_nnz;
+                (n > 0 && n < t.sa[q]).then_some(n)
+            };
+            let inner = |q: usize| split(q).map_or(0.0, |n| rate.time(n, k));
             comm += maxq(&|q| {
                 let h = sh.halo[q];
-                a * h.recv_peers.max(h.send_peers) as f64
-                    + b * h.recv_rows.max(h.send_rows) as f64 * k as f64 * w
+                let c = a * h.recv_peers.max(h.send_peers) as f64
+                    + b * h.recv_rows.max(h.send_rows) as f64 * k as f64 * w;
+                (c - inner(q)).max(0.0)
             });
-            comp += maxq(&|q| rate.time(t.sa[q], k));
+            comp += maxq(&|q| match split(q) {
+                Some(n) => rate.time(n, k) + rate.time(t.sa[q] - n, k),
+                None => rate.time(t.sa[q], k),
+            });
         }
         Algorithm::SA2D | Algorithm::SA2DAsync => {
             let st = k_stages(k, g);

@@ -426,8 +426,10 @@ impl<V: DistScalar> Plan<V> {
         agree(w, check)?;
         let st = match (cand.algorithm, pre.halo) {
             (Algorithm::Halo1D, Some(h)) => {
-                let made = halo1d::renumber_tile::<V>(&mut tiles, &r, me, &h.rows)
-                    .and_then(|()| State::halo1d(&r, me, opts, &bufs, h.req, h.send_rows));
+                let made = halo1d::renumber_tile::<V>(&mut tiles, &r, me, &h.rows, &h.split)
+                    .and_then(|offs| {
+                        State::halo1d(me, opts, &bufs, h.req, h.send_rows, h.split, offs)
+                    });
                 agree(w, made)?
             }
             (alg, _) => agree(w, State::alloc(alg, &r, g, me, opts, &tnnz, &bufs))?,
@@ -527,7 +529,8 @@ impl<V: DistScalar> Plan<V> {
                 }
                 State::Halo1d(st) => {
                     w * (st.x_ext.len() + st.x_send.len() + st.x_stage.len())
-                        + st.send_rows.len() * std::mem::size_of::<usize>()
+                        + (st.send_rows.len() + st.near.len()) * std::mem::size_of::<usize>()
+                        + st.run_offs.len() * 8
                 }
                 State::Sc2d(st) => {
                     st.abuf.len() * 8
@@ -748,6 +751,7 @@ struct HaloPre {
     rows: Vec<usize>,
     req: Counts,
     send_rows: Vec<usize>,
+    split: model::InnerSplit,
 }
 
 /// The rows of X this rank's columns name outside its own block, asked of their owners,
@@ -764,21 +768,33 @@ fn halo_facts<O: Idx, I: Idx, V: DistScalar>(
     let rows: Vec<usize> = needed.into_iter().filter(|&c| c < x0 || c >= x1).collect();
     let (req, send_rows) = ask(w, &rows, &r.xrows)?;
     let peers = |c: &[i32]| c.iter().filter(|&&n| n > 0).count();
+    let split = model::inner_split(
+        local.nrows(),
+        |i| local.row_range(i),
+        |e| local.col(e),
+        x0..x1,
+    );
     let mine = HaloFacts {
         recv_rows: rows.len(),
         recv_peers: peers(&req.send.0),
         send_rows: send_rows.len(),
         send_peers: peers(&req.recv.0),
+        inner_nnz: split.inner_nnz,
+        near_rows: split.near.len(),
     };
-    let mut all = vec![0u64; 4 * p];
+    let mut all = vec![0u64; HaloFacts::WORDS * p];
     w.all_gather_into(&mine.words()[..], &mut all[..]);
-    let facts = all.chunks(4).map(HaloFacts::of_words).collect();
+    let facts = all
+        .chunks(HaloFacts::WORDS)
+        .map(HaloFacts::of_words)
+        .collect();
     Ok((
         facts,
         HaloPre {
             rows,
             req,
             send_rows,
+            split,
         },
     ))
 }

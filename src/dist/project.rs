@@ -92,6 +92,15 @@ fn halo_facts(a: &GlobalPattern<'_>, r: &Ranges, owner: &[u32]) -> Vec<HaloFacts
                 f[o].send_peers += 1;
             }
         }
+        let r0 = r.rows[q];
+        let s = model::inner_split(
+            r.rows[q + 1] - r0,
+            |i| a.row_ptr[r0 + i]..a.row_ptr[r0 + i + 1],
+            |e| a.cols[e],
+            x0..x1,
+        );
+        f[q].inner_nnz = s.inner_nnz;
+        f[q].near_rows = s.near.len();
     }
     f
 }
@@ -166,13 +175,47 @@ mod tests {
         let r = even_ranges(100, 100, 4);
         let owner: Vec<u32> = c.iter().map(|&x| r.x_owner(x) as u32).collect();
         let f = halo_facts(&a, &r, &owner);
+        // 25 rows each: too few for an inner run, so the near rows are the rows the
+        // block's own columns name (all 25).
         let want = |rows, peers| HaloFacts {
             recv_rows: rows,
             recv_peers: peers,
             send_rows: rows,
             send_peers: peers,
+            inner_nnz: 0,
+            near_rows: 25,
         };
         assert_eq!(f, vec![want(1, 1), want(2, 2), want(2, 2), want(1, 1)]);
+    }
+
+    #[test]
+    fn inner_run_is_the_longest_run_reading_no_halo() {
+        // Rank 0 of two on a tridiagonal 10000 x 10000: row 4999 reads row 5000 of X.
+        let (rp, c) = tridiag(10_000);
+        let row = |i: usize| rp[i]..rp[i + 1];
+        let s = model::inner_split(5000, row, |e| c[e], 0..5000);
+        assert_eq!(s.inner, 0..4999);
+        assert_eq!(s.inner_nnz, 2 + 3 * 4998);
+        assert_eq!(s.near, vec![4998, 4999]);
+        // Rank 1: row 5000 (local 0) reads row 4999.
+        let row1 = |i: usize| rp[5000 + i]..rp[5001 + i];
+        let s = model::inner_split(5000, row1, |e| c[e], 5000..10_000);
+        assert_eq!(s.inner, 1..5000);
+        assert_eq!(s.near, vec![0, 1]);
+        // A far entry in row 1500: the longer run after it is taken, rows before it and
+        // the last row read the near rows.
+        let mut cf = c.clone();
+        cf[rp[1500]] = 9000;
+        let s = model::inner_split(5000, row, |e| cf[e], 0..5000);
+        assert_eq!(s.inner, 1501..4999);
+        assert_eq!(s.near.len(), 1502 + 2);
+        // No halo: every row is inner, nothing is near, however short.
+        let s = model::inner_split(10, |i| rp[i]..rp[i + 1], |e| c[e], 0..10_000);
+        assert_eq!((s.inner, s.near.len()), (0..10, 0));
+        // Too short a run (under INNER_MIN_ROWS): no inner run.
+        let s = model::inner_split(600, row1, |e| c[e], 5000..5600);
+        assert_eq!((s.inner, s.inner_nnz), (0..0, 0));
+        assert_eq!(s.near.len(), 600);
     }
 
     #[test]

@@ -1,47 +1,116 @@
 //! 1D-halo execute (PETSc MPIAIJ's scatter of X): the rows of X other ranks' columns
-//! name go to them point to point, then one local product of whole rows over this rank's
-//! X followed by the halo, straight into the caller's Y.
+//! name go to them point to point; while they travel, the inner run (rows that read only
+//! this rank's X) is multiplied on the caller's X; then the rows before and after it, on
+//! the near rows of X followed by the halo. Every row is one product of whole rows,
+//! straight into the caller's Y.
 
-use super::super::dense::{Place, copy_block, packed_ld};
+use std::ops::Range;
+
+use super::super::dense::{extent, packed_ld};
+use super::super::halo::Counts;
 use super::super::layout::Ranges;
-use super::super::node::{DistScalar, Layout, NodeSpmm};
+use super::super::model::InnerSplit;
+use super::super::node::{DistScalar, Layout, NodeSpmm, Tile, TileOffset};
 use super::super::tiles::{self, ATiles};
 use super::algos::product;
 use super::state::{Halo1d, State};
 use super::{Call, ExecStats, Plan};
+use crate::common::csr::CsrRef;
 use crate::error::{Error, Result, Status};
 
-/// Renumbers the tile's columns (global rows of X) to rows of the operand the product
-/// reads: this rank's block at `c - x0`, the halo `halo` (sorted global ids) after it.
-/// Entries keep their order in each row, so every row sums in the caller's order.
+/// Renumbers the tile's columns (global rows of X) to rows of the operand each row reads:
+/// inner rows the caller's block (`c - x0`), the others the near rows followed by the halo
+/// (`halo`: sorted global ids). Returns the row offsets of the three runs, each rebased to
+/// 0 (empty without a halo: the tile is then one run on the caller's X). Entries keep
+/// their order in each row, so every row sums in the caller's order.
 pub(super) fn renumber_tile<V: DistScalar>(
     t: &mut ATiles,
     r: &Ranges,
     me: usize,
     halo: &[usize],
-) -> Result<()> {
+    s: &InnerSplit,
+) -> Result<Vec<TileOffset>> {
     let (x0, xr) = (r.xrows[me], r.xr(me));
     let m = t.meta[0];
-    let (_, cols, _) = tiles::parts_mut::<V>(&mut t.words, &m);
-    for c in cols.iter_mut() {
-        let g = *c as usize;
-        let id = if g >= x0 && g - x0 < xr {
-            g - x0
-        } else {
-            xr + halo.partition_point(|&h| h < g)
-        };
-        *c = i32::try_from(id).map_err(|_| {
+    let (offs, cols, _) = tiles::parts_mut::<V>(&mut t.words, &m);
+    let internal = |what: String| Error::new(Status::Internal, what);
+    let outer_cols = s.near.len() + halo.len();
+    let fit = |id: usize| {
+        i32::try_from(id).map_err(|_| {
             Error::new(
                 Status::IndexOverflow,
-                format!(
-                    "X with its halo has {} rows, over int32 ids",
-                    xr + halo.len()
-                ),
+                format!("X's rows read by one run ({outer_cols} or {xr}) exceed int32 ids"),
             )
-        })?;
+        })
+    };
+    for i in 0..m.nrows {
+        let inner = halo.is_empty() || s.inner.contains(&i);
+        for c in &mut cols[offs[i] as usize..offs[i + 1] as usize] {
+            let g = *c as usize;
+            let own = g.wrapping_sub(x0) < xr;
+            let id = match (inner, own) {
+                (true, true) => g - x0,
+                (false, true) => s.near.binary_search(&(g - x0)).map_err(|_| {
+                    internal(format!("row {g} of X is read but not among the near rows"))
+                })?,
+                (false, false) => s.near.len() + halo.partition_point(|&h| h < g),
+                (true, false) => {
+                    return Err(internal(format!("inner row {i} reads row {g} of X")));
+                }
+            };
+            *c = fit(id)?;
+        }
     }
-    t.meta[0].ncols = xr + halo.len();
-    Ok(())
+    if halo.is_empty() {
+        t.meta[0].ncols = xr;
+        return Ok(Vec::new());
+    }
+    t.meta[0].ncols = outer_cols;
+    let n = m.nrows;
+    let mut run_offs = Vec::with_capacity(n + 3);
+    for run in [0..s.inner.start, s.inner.clone(), s.inner.end..n] {
+        let base = offs[run.start];
+        run_offs.extend((run.start..=run.end).map(|i| offs[i] - base));
+    }
+    Ok(run_offs)
+}
+
+/// Run `j` of the tile (rows `rows`) as a tile of its own over `ncols` columns.
+fn run_view<'a, V: DistScalar>(
+    whole: &Tile<'a, V>,
+    run_offs: &'a [TileOffset],
+    j: usize,
+    rows: Range<usize>,
+    ncols: usize,
+) -> Result<Tile<'a, V>> {
+    let offs = &run_offs[rows.start + j..=rows.end + j];
+    let e = whole.row_start(rows.start)..whole.row_start(rows.end);
+    let vals = whole.values().map(|v| &v[e.clone()]);
+    CsrRef::new(rows.len(), ncols, 0, offs, &whole.col_indices()[e], vals)
+}
+
+/// The rows `rows` of Y (`layout`, leading dimension `ld`, k columns) as their own block.
+fn y_rows<'a, V>(
+    y: &'a mut [V],
+    layout: Layout,
+    rows: &Range<usize>,
+    k: usize,
+    ld: usize,
+) -> &'a mut [V] {
+    let at = match layout {
+        Layout::RowMajor => rows.start * ld,
+        Layout::ColMajor => rows.start,
+    };
+    let len = extent(layout, rows.len(), k, ld).unwrap_or(0);
+    &mut y[at..at + len]
+}
+
+/// The exchange's payload into the execute's statistics.
+fn count_bytes<V>(vals: &Counts, stats: &mut ExecStats) {
+    let w = std::mem::size_of::<V>() as u64;
+    let (sent, recv) = vals.others();
+    stats.bytes_sent += sent * w;
+    stats.bytes_received += recv * w;
 }
 
 impl<V: DistScalar> Plan<V> {
@@ -54,7 +123,7 @@ impl<V: DistScalar> Plan<V> {
     ) -> Result<()> {
         let (k, layout) = (self.k, self.layout);
         let xr = self.r.xr(self.me);
-        let tile = tiles::view::<V>(self.tile_store.get(), &self.tiles.meta[0]);
+        let whole = tiles::view::<V>(self.tile_store.get(), &self.tiles.meta[0]);
         let State::Halo1d(st) = &mut self.st else {
             return Err(Error::new(
                 Status::Internal,
@@ -65,6 +134,9 @@ impl<V: DistScalar> Plan<V> {
             halo,
             send_rows,
             vals,
+            inner,
+            near,
+            run_offs,
             x_ext,
             x_send,
             x_stage,
@@ -82,34 +154,77 @@ impl<V: DistScalar> Plan<V> {
                 }
             }
         }
-        let ld = packed_ld(layout, xr + h, k);
-        if h > 0 {
-            let at = |ld| Place { ld, r0: 0, c0: 0 };
-            copy_block(layout, c.x, at(c.ldx), x_ext, at(ld), xr, k);
+        if h == 0 {
+            // No halo to wait for (rows may still go out): the whole tile on the caller's
+            // X, as one product, while the sends travel.
+            let r = vals.run_sparse(self.world.comm(), x_send, x_stage, || {
+                product(
+                    node, whole, layout, k, c.x, c.ldx, c.alpha, c.beta, y, c.ldy, stats,
+                )
+            });
+            count_bytes::<V>(vals, stats);
+            return r;
         }
-        {
-            // Row-major rows land in place after this rank's block.
-            let rbuf: &mut [V] = if layout == Layout::RowMajor && h > 0 {
-                &mut x_ext[xr * k..]
+        let nr = near.len();
+        let ld = packed_ld(layout, nr + h, k);
+        let inner = inner.clone();
+        let inner_r = {
+            // Row-major halo rows land in place after the near rows.
+            let split_at = match layout {
+                Layout::RowMajor => nr * k,
+                Layout::ColMajor => x_ext.len(),
+            };
+            let (near_x, halo_x) = x_ext.split_at_mut(split_at);
+            let rbuf: &mut [V] = if layout == Layout::RowMajor {
+                halo_x
             } else {
                 x_stage
             };
-            vals.run_sparse(self.world.comm(), x_send, rbuf, || ());
-        }
+            let y_in = y_rows(y, layout, &inner, k, c.ldy);
+            vals.run_sparse(self.world.comm(), x_send, rbuf, || {
+                for (i, &row) in near.iter().enumerate() {
+                    match layout {
+                        Layout::RowMajor => near_x[i * k..(i + 1) * k]
+                            .copy_from_slice(&c.x[row * c.ldx..row * c.ldx + k]),
+                        Layout::ColMajor => {
+                            for j in 0..k {
+                                near_x[j * ld + i] = c.x[j * c.ldx + row];
+                            }
+                        }
+                    }
+                }
+                // A bad tile (a bug: it was validated) is reported after the exchange.
+                let Ok(whole) = &whole else { return Ok(()) };
+                if inner.is_empty() {
+                    return Ok(());
+                }
+                let t = run_view(whole, run_offs, 1, inner.clone(), xr);
+                product(
+                    node, t, layout, k, c.x, c.ldx, c.alpha, c.beta, y_in, c.ldy, stats,
+                )
+            })
+        };
         if layout == Layout::ColMajor {
             for i in 0..h {
                 for j in 0..k {
-                    x_ext[j * ld + xr + i] = x_stage[i * k + j];
+                    x_ext[j * ld + nr + i] = x_stage[i * k + j];
                 }
             }
         }
-        let w = std::mem::size_of::<V>() as u64;
-        let (sent, recv) = vals.others();
-        stats.bytes_sent += sent * w;
-        stats.bytes_received += recv * w;
-        let (xb, ldxb): (&[V], usize) = if h > 0 { (x_ext, ld) } else { (c.x, c.ldx) };
-        product(
-            node, tile, layout, k, xb, ldxb, c.alpha, c.beta, y, c.ldy, stats,
-        )
+        count_bytes::<V>(vals, stats);
+        inner_r?;
+        let whole = whole?;
+        let nrows = whole.nrows();
+        for (j, rows) in [(0, 0..inner.start), (2, inner.end..nrows)] {
+            if rows.is_empty() {
+                continue;
+            }
+            let t = run_view(&whole, run_offs, j, rows.clone(), nr + h);
+            let y_out = y_rows(y, layout, &rows, k, c.ldy);
+            product(
+                node, t, layout, k, x_ext, ld, c.alpha, c.beta, y_out, c.ldy, stats,
+            )?;
+        }
+        Ok(())
     }
 }

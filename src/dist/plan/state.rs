@@ -6,7 +6,9 @@ use super::super::exchange::{Exchange, Loc, Piece};
 use super::super::halo::Counts;
 use super::super::layout::{Grid, KStage, NStage, Ranges, k_stages, split};
 use super::super::model::tile_words;
-use super::super::model::{Algorithm, Buffers, TileNnz, col_block, kc, row_block, stage_rows};
+use super::super::model::{
+    Algorithm, Buffers, InnerSplit, TileNnz, col_block, kc, row_block, stage_rows,
+};
 use super::super::node::DistScalar;
 use super::super::tiles::displs;
 use super::{PlanOptions, Store};
@@ -26,7 +28,16 @@ pub(super) struct Halo1d<V: DistScalar> {
     pub send_rows: Vec<usize>,
     /// The value exchange: k values per row.
     pub vals: Counts,
-    /// X as the tile reads it: this rank's rows, then the halo (none without a halo).
+    /// The rows multiplied on the caller's X while the halo travels (all of them without
+    /// a halo).
+    pub inner: std::ops::Range<usize>,
+    /// The own rows of X the other rows read (local ids, increasing).
+    pub near: Vec<usize>,
+    /// Row offsets of the runs before, in and after `inner`, each rebased to 0 (row i of
+    /// run j at `i + j`); empty without a halo (the tile is one run).
+    pub run_offs: Vec<i64>,
+    /// X as the rows outside the inner run read it: the near rows, then the halo (none
+    /// without a halo).
     pub x_ext: Vec<V>,
     pub x_send: Vec<V>,
     /// The received rows before they are spread into column-major `x_ext`.
@@ -348,13 +359,15 @@ impl<V: DistScalar> State<V> {
     }
 
     /// The 1D-halo state from the requests of planning (rows each owner sends).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn halo1d(
-        r: &Ranges,
         me: usize,
         o: &PlanOptions,
         b: &Buffers,
         req: Counts,
         send_rows: Vec<usize>,
+        split: InnerSplit,
+        run_offs: Vec<i64>,
     ) -> Result<State<V>> {
         let k = o.k;
         let halo = req.send_len;
@@ -362,13 +375,20 @@ impl<V: DistScalar> State<V> {
         let scaled = |c: &[i32]| -> Vec<usize> { c.iter().map(|&n| n as usize * k).collect() };
         let vals = Counts::new(&scaled(&req.recv.0), &scaled(&req.send.0), me, "rows of X")?;
         check_len(send_rows.len() * k, b.x_send)?;
-        let ext = if halo > 0 { (r.xr(me) + halo) * k } else { 0 };
+        let ext = if halo > 0 {
+            (split.near.len() + halo) * k
+        } else {
+            0
+        };
         check_len(ext, b.x_own)?;
         Ok(State::Halo1d(Box::new(Halo1d {
             halo,
             send_rows,
             vals,
-            x_ext: zeros(b.x_own, "X with its halo")?,
+            inner: split.inner,
+            near: split.near,
+            run_offs,
+            x_ext: zeros(b.x_own, "near rows of X and the halo")?,
             x_send: zeros(b.x_send, "X rows to send")?,
             x_stage: zeros(b.x_stage, "received X rows")?,
         })))
