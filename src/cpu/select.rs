@@ -21,7 +21,16 @@ pub struct Features {
     pub threads: usize,
     /// High-bandwidth memory holding every worker's accumulators (None: ordinary memory).
     pub hbm: Option<HbmBudget>,
+    /// Scalar multiplications of the product (from the symbolic phase).
+    pub flops: u64,
 }
+
+/// Bytes of dense accumulators (all workers) AUTO allows per multiplication beyond the L2
+/// size: setting up a slot array costs a first touch per column, about what a hash
+/// insert saves per product over dense; a product of a few rows times a very wide B
+/// (2 multiplications, 2 x 10^7 columns, 3 threads: 153 ms dense against 1 ms KKMEM) must
+/// not pay a column-sized array per thread (docs/ROBUSTNESS.md, F10).
+pub const DENSE_BYTES_PER_FLOP: u64 = 32;
 
 /// Symbolic phase (bit sets, section 3.2): the dense bit map costs k/8 bytes per thread
 /// and a popcount per touched word; it wins while it stays in the private L2 cache.
@@ -45,14 +54,19 @@ pub fn select_symbolic(requested: Algorithm, k: usize) -> Algorithm {
 /// per column of C; the hash maps touch a table sized by the row. Measured on the
 /// benchmark inputs (k up to 500,000, 1 and 2 threads), dense won on every one while all
 /// threads' slot arrays fit in the shared L3; beyond, KKMEM (the better hash map for
-/// numeric rows on most inputs). An explicit choice is honoured.
+/// numeric rows on most inputs). Dense also needs work enough to pay for its arrays
+/// ([`DENSE_BYTES_PER_FLOP`]). An explicit choice is honoured.
 pub fn select_numeric(requested: Algorithm, f: &Features) -> Result<Algorithm> {
     let dense_ok = f.k <= u32::MAX as usize;
     match requested {
         Algorithm::Auto => {
             let dense_bytes = f.k.saturating_mul(4).saturating_mul(f.threads);
+            let c = caches();
+            let by_work = usize::try_from(f.flops.saturating_mul(DENSE_BYTES_PER_FLOP))
+                .unwrap_or(usize::MAX)
+                .max(c.l2);
             Ok(
-                if dense_ok && dense_bytes <= dense_numeric_budget(&caches(), f) {
+                if dense_ok && dense_bytes <= dense_numeric_budget(&c, f).min(by_work) {
                     Algorithm::Dense
                 } else {
                     Algorithm::LinkedList

@@ -413,6 +413,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             k,
             threads,
             hbm: ctx.hbm,
+            flops: counted.flops,
         };
         let numeric_alg = select::select_numeric(ctx.algorithm, &features)?;
         let dense::Counted {

@@ -423,7 +423,12 @@ fn knl_handle_plans_mcdram_chunks_and_falls_back_when_full() {
 // The selector and high-bandwidth memory
 
 fn features(k: usize, threads: usize, hbm: Option<spgemm::platform::topo::HbmBudget>) -> Features {
-    Features { k, threads, hbm }
+    Features {
+        k,
+        threads,
+        hbm,
+        flops: u64::MAX,
+    }
 }
 
 #[test]
@@ -513,4 +518,46 @@ fn dense_accumulator_weighed_against_hbm_instead_of_l3() {
     // Explicit choices are untouched.
     let num = select_numeric(Algorithm::LinearProbe, &features(10, threads, Some(knl))).unwrap();
     assert_eq!(num, Algorithm::LinearProbe);
+}
+
+#[test]
+fn dense_numeric_needs_work_for_its_arrays() {
+    let c = spgemm::platform::caches::caches();
+    // Slot arrays of a few times the L2 (and within the L3): dense with enough
+    // multiplications, a hash map for a product of a few rows (F10).
+    let threads = 2;
+    let k = (2 * c.l2 / (4 * threads)).min(c.l3 / (4 * threads));
+    let bytes = (k * 4 * threads) as u64;
+    let with = |flops| Features {
+        k,
+        threads,
+        hbm: None,
+        flops,
+    };
+    if bytes > c.l2 as u64 {
+        let few = select_numeric(Algorithm::Auto, &with(2)).unwrap();
+        assert_eq!(
+            few,
+            Algorithm::LinkedList,
+            "2 multiplications, {bytes} bytes"
+        );
+    }
+    let many = bytes.div_ceil(spgemm::cpu::select::DENSE_BYTES_PER_FLOP);
+    let num = select_numeric(Algorithm::Auto, &with(many)).unwrap();
+    assert_eq!(
+        num,
+        Algorithm::Dense,
+        "{many} multiplications, {bytes} bytes"
+    );
+    // Within the L2 the arrays cost little: dense whatever the work.
+    let small = Features {
+        k: c.l2 / (4 * threads),
+        threads,
+        hbm: None,
+        flops: 1,
+    };
+    assert_eq!(
+        select_numeric(Algorithm::Auto, &small).unwrap(),
+        Algorithm::Dense
+    );
 }
