@@ -137,9 +137,11 @@ pub struct HaloFacts {
     pub near_rows: usize,
 }
 
+/// Words of [`HaloFacts`] in the allgather of planning.
+pub const HALO_FACT_WORDS: usize = 6;
+
 impl HaloFacts {
-    pub const WORDS: usize = 6;
-    pub fn words(&self) -> [u64; HaloFacts::WORDS] {
+    pub fn words(&self) -> [u64; HALO_FACT_WORDS] {
         [
             self.recv_rows as u64,
             self.recv_peers as u64,

@@ -782,10 +782,10 @@ fn halo_facts<O: Idx, I: Idx, V: DistScalar>(
         inner_nnz: split.inner_nnz,
         near_rows: split.near.len(),
     };
-    let mut all = vec![0u64; HaloFacts::WORDS * p];
+    let mut all = vec![0u64; model::HALO_FACT_WORDS * p];
     w.all_gather_into(&mine.words()[..], &mut all[..]);
     let facts = all
-        .chunks(HaloFacts::WORDS)
+        .chunks(model::HALO_FACT_WORDS)
         .map(HaloFacts::of_words)
         .collect();
     Ok((
