@@ -179,22 +179,27 @@ fn gen_matrix(m: usize, n: usize, power: bool, seed: u64) -> Global {
     }
 }
 
-/// A band of five diagonals (of the m x n scaled diagonal) with, every 1999th row, one
-/// entry far off the band: on a few ranks' thousands of rows, 1D-halo's inner run (rows
-/// reading no halo) and runs before and after it that do.
-fn gen_band(m: usize, n: usize, seed: u64) -> Global {
+/// A banded matrix: row i has entries at columns i - w .. i + w (clipped), scaled to n.
+fn gen_banded(m: usize, n: usize, w: usize, seed: u64) -> Global {
+    gen_band_far(m, n, w, None, seed)
+}
+
+/// [`gen_banded`] with, in every row `i % every == at` of `far = Some((every, at))`, one
+/// more entry half the columns away: on thousands of rows per rank, 1D-halo's inner run
+/// (rows reading no halo) with runs before and after it that do.
+fn gen_band_far(m: usize, n: usize, w: usize, far: Option<(usize, usize)>, seed: u64) -> Global {
     let mut r = Rng(seed);
     let mut offs = vec![0usize];
     let mut cols = Vec::new();
     let mut vals = Vec::new();
     for i in 0..m {
-        let d = i * n / m;
-        for c in d.saturating_sub(2)..(d + 3).min(n) {
-            cols.push(c);
+        let c = i * n / m.max(1);
+        for j in c.saturating_sub(w)..(c + w + 1).min(n) {
+            cols.push(j);
             vals.push(r.val());
         }
-        if i % 1999 == 700 {
-            cols.push((d + n / 2) % n);
+        if far.is_some_and(|(every, at)| i % every == at) {
+            cols.push((c + n / 2) % n);
             vals.push(r.val());
         }
         offs.push(cols.len());
@@ -206,6 +211,11 @@ fn gen_band(m: usize, n: usize, seed: u64) -> Global {
         cols,
         vals,
     }
+}
+
+/// The 1D-halo band of the checks: five diagonals, a far entry every 1999th row.
+fn gen_band(m: usize, n: usize, seed: u64) -> Global {
+    gen_band_far(m, n, 2, Some((1999, 700)), seed)
 }
 
 fn gen_dense(rows: usize, k: usize, seed: u64) -> Vec<f64> {

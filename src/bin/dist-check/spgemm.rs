@@ -12,29 +12,6 @@ use spgemm::{
     dist_spgemm_symbolic, numeric, symbolic_op, write_row_offsets,
 };
 
-/// A banded matrix: row i has entries at columns i - w .. i + w (clipped), scaled to n.
-fn gen_banded(m: usize, n: usize, w: usize, seed: u64) -> Global {
-    let mut r = Rng(seed);
-    let mut offs = vec![0usize];
-    let mut cols = Vec::new();
-    let mut vals = Vec::new();
-    for i in 0..m {
-        let c = i * n / m.max(1);
-        for j in c.saturating_sub(w)..(c + w + 1).min(n) {
-            cols.push(j);
-            vals.push(r.val());
-        }
-        offs.push(cols.len());
-    }
-    Global {
-        m,
-        n,
-        offs,
-        cols,
-        vals,
-    }
-}
-
 /// The same structure with new values.
 fn revalue(g: &Global, seed: u64) -> Global {
     let mut r = Rng(seed);
