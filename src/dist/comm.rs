@@ -81,7 +81,8 @@ impl DistComm {
 
     /// Alpha and beta of this communicator, measured on the first call (collective then):
     /// a ping-pong between ranks 0 and 1 of 8 bytes (20 round trips) and of 256 KiB (4),
-    /// a few milliseconds; the other ranks wait in the broadcast of the result.
+    /// a few milliseconds; the other ranks wait in the broadcast of the result. Then
+    /// whether one-sided gets progress while their target computes ([`probe_async_gets`]).
     pub fn net_params(&self) -> Result<NetParams> {
         raw::mpi_usable()?;
         if let Some(p) = self.net.get() {
@@ -187,7 +188,59 @@ fn measure_net(c: &SimpleCommunicator) -> NetParams {
     NetParams {
         alpha_s: out[0],
         beta_s_per_byte: out[1],
+        async_gets: probe_async_gets(c),
     }
+}
+
+/// How long the target computes (no MPI call) while the probe's get is in flight.
+const PROBE_BUSY_S: f64 = 3e-3;
+
+/// Whether a one-sided get from rank 1 completes while rank 1 computes without calling
+/// MPI (an RDMA network or a progress thread), instead of waiting for its next MPI call
+/// (Open MPI's pt2pt one-sided component on shared memory, this VM's): rank 1 spins for
+/// [`PROBE_BUSY_S`] while rank 0, a tenth of that later, gets 128 KiB from it; the better
+/// of two rounds must finish within a third of the spin. Collective; false where windows
+/// do not work or with one rank (nothing to overlap).
+fn probe_async_gets(c: &SimpleCommunicator) -> bool {
+    let (p, me) = (c.size(), c.rank());
+    if p < 2 {
+        return false;
+    }
+    const WORDS: usize = 16 << 10;
+    let win = raw::Window::new(c, vec![0u64; WORDS]);
+    let mut all = 0i32;
+    c.all_reduce_into(&(win.is_ok() as i32), &mut all, SystemOperation::min());
+    let Ok(win) = win else { return false };
+    if all == 0 {
+        return false;
+    }
+    let spin = |s: f64| {
+        let t = Instant::now();
+        while t.elapsed().as_secs_f64() < s {
+            std::hint::spin_loop();
+        }
+    };
+    let mut dst = vec![0u64; if me == 0 { WORDS } else { 0 }];
+    let mut best = f64::INFINITY;
+    for _ in 0..2 {
+        c.barrier();
+        match me {
+            0 => {
+                spin(PROBE_BUSY_S / 10.0);
+                let t = Instant::now();
+                let done = win.get(1, 0, &mut dst, WORDS).map(|g| g.wait().1);
+                if done.is_ok() {
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+            }
+            1 => spin(PROBE_BUSY_S),
+            _ => {}
+        }
+        c.barrier();
+    }
+    let mut verdict = (best < PROBE_BUSY_S / 3.0) as i32;
+    c.process_at_rank(0).broadcast_into(&mut verdict);
+    verdict == 1
 }
 
 fn measure_rate<N: NodeSpmm, V: DistScalar>(node: &N) -> Result<LocalRate> {

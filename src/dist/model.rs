@@ -13,6 +13,10 @@ pub struct NetParams {
     pub alpha_s: f64,
     /// Seconds per byte.
     pub beta_s_per_byte: f64,
+    /// Whether a one-sided get completes while its target computes (an RDMA network, or
+    /// an MPI with a progress thread). Without it the get waits for the target's next MPI
+    /// call, so the asynchronous algorithms' gets do not overlap the products.
+    pub async_gets: bool,
 }
 
 /// Measured speed of local products: `call_s + entries * k * per_entry_col(k)` seconds,
@@ -552,6 +556,14 @@ pub fn time(
             a * (gs - 1) as f64 + b * rows(q) as f64 * k as f64 * w * (gs - 1) as f64 / gs as f64
         })
     };
+    // A get prefetched behind a product: hidden only where gets progress on their own.
+    let overlap = |get: f64, prod: f64| {
+        if net.async_gets {
+            get.max(prod)
+        } else {
+            get + prod
+        }
+    };
     let (mut comm, mut comp) = (0.0, 0.0);
     match alg {
         Algorithm::Auto => {}
@@ -610,7 +622,8 @@ pub fn time(
                     comp += maxq(&|q| rate.time(t.sa[q], s.width()));
                 }
             } else {
-                // Gets overlap the products (prefetch): per stage the slower of the two.
+                // Gets overlap the products (prefetch): per stage the slower of the two where
+                // gets progress on their own, else their sum.
                 let phase1 = maxq(&|q| {
                     let (i, j) = g.coords(q);
                     let acj = t.cb[j] as f64;
@@ -621,7 +634,7 @@ pub fn time(
                         } else {
                             a + b * acj * s.width() as f64 * w
                         };
-                        s_t += get.max(rate.time(t.sa[q], s.width()));
+                        s_t += overlap(get, rate.time(t.sa[q], s.width()));
                     }
                     s_t
                 });
@@ -678,7 +691,7 @@ pub fn time(
                         if st.xo != i {
                             get += a + b * stage_rows(r, st) as f64 * kc(k, g, j) as f64 * w;
                         }
-                        s_t += get.max(rate.time(t.sc[i * ns + s], kc(k, g, j)));
+                        s_t += overlap(get, rate.time(t.sc[i * ns + s], kc(k, g, j)));
                     }
                     s_t
                 });

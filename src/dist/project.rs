@@ -250,6 +250,7 @@ mod tests {
         let net = NetParams {
             alpha_s: 2e-6,
             beta_s_per_byte: 1e-10,
+            async_gets: true,
         };
         let rate = LocalRate {
             call_s: 1e-6,
@@ -266,5 +267,45 @@ mod tests {
             .find(|c| c.algorithm == Algorithm::Halo1D)
             .unwrap();
         assert_eq!(halo.bytes_total, ((2 * 62 + 2) * 16 * 8) as f64);
+    }
+
+    #[test]
+    fn gets_overlap_products_only_where_they_progress_alone() {
+        // A random pattern (every tile holds entries), 16 ranks: the asynchronous
+        // algorithms' gets hide behind the products with progress, add to them without.
+        let n = 4096;
+        let (mut rp, mut c) = (vec![0], Vec::new());
+        for i in 0..n {
+            for t in 0..8 {
+                c.push((i * 7919 + t * 104_729) % n);
+            }
+            rp.push(c.len());
+        }
+        let a = GlobalPattern {
+            ncols: n,
+            row_ptr: &rp,
+            cols: &c,
+        };
+        let rate = LocalRate {
+            call_s: 1e-6,
+            per_entry_col_s: [2e-9, 1e-9, 5e-10],
+        };
+        let net = |async_gets| NetParams {
+            alpha_s: 2e-6,
+            beta_s_per_byte: 1e-9,
+            async_gets,
+        };
+        let run = |g| project_spmm(&a, 16, 64, 8, Layout::RowMajor, net(g), &rate).0;
+        let (with, without) = (run(true), run(false));
+        for (x, y) in with.iter().zip(&without) {
+            assert_eq!((x.algorithm, x.grid), (y.algorithm, y.grid));
+            assert_eq!(x.comp_s, y.comp_s);
+            match x.algorithm {
+                Algorithm::SA2DAsync | Algorithm::SC2DAsync => {
+                    assert!(y.comm_s > x.comm_s, "{:?} {:?}", x.algorithm, x.grid)
+                }
+                _ => assert_eq!(x.comm_s, y.comm_s),
+            }
+        }
     }
 }

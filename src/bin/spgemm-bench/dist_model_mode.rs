@@ -4,12 +4,15 @@
 //! ```text
 //! spgemm-bench dist-model --a A.mtx|gen:NAME --ranks 64,256,1024,4096 [--k 1,8,64]
 //!     --alpha S --beta S_PER_BYTE --rate CALL_S,R1,R8,R64 [--layout row|col]
+//!     [--async-gets 1|0]
 //! ```
 //!
 //! A is held whole; each rank's rows and X rows are the even split `dist-spmm` uses. The
 //! network (seconds per message and per byte) and the local rate (a call's fixed seconds
 //! and seconds per entry of A and column of X at k = 1, 8, 64) are stated: `dist-spmm`
-//! prints the ones it measured (`alpha_s`, `beta_s_per_byte`, `rate`). One JSON line per
+//! prints the ones it measured (`alpha_s`, `beta_s_per_byte`, `async_gets`, `rate`);
+//! `--async-gets` (default 1: an RDMA network, as the paper's) says whether one-sided gets
+//! progress while their target computes. One JSON line per
 //! rank count and k: the model's choice, then every candidate (algorithm, grid, predicted
 //! seconds split into communication and local products, bytes received per rank on
 //! average, the largest per-rank footprint).
@@ -26,7 +29,8 @@ struct Cfg {
 }
 
 const USAGE: &str = "usage: spgemm-bench dist-model --a A.mtx|gen:NAME --ranks 64,256,1024,4096 \
-[--k 1,8,64] --alpha S --beta S_PER_BYTE --rate CALL_S,R1,R8,R64 [--layout row|col]";
+[--k 1,8,64] --alpha S --beta S_PER_BYTE --rate CALL_S,R1,R8,R64 [--layout row|col] \
+[--async-gets 1|0]";
 
 fn parse(args: &[String]) -> Result<Cfg, String> {
     let mut c = Cfg {
@@ -37,7 +41,7 @@ fn parse(args: &[String]) -> Result<Cfg, String> {
         rate: None,
         layout: Layout::RowMajor,
     };
-    let (mut alpha, mut beta) = (None, None);
+    let (mut alpha, mut beta, mut async_gets) = (None, None, true);
     let mut it = args.iter();
     while let Some(f) = it.next() {
         let v = it.next().ok_or(format!("{f} needs a value"))?;
@@ -56,6 +60,13 @@ fn parse(args: &[String]) -> Result<Cfg, String> {
             "--k" => c.ks = v.split(',').map(num).collect::<Result<_, _>>()?,
             "--alpha" => alpha = Some(sec(v)?),
             "--beta" => beta = Some(sec(v)?),
+            "--async-gets" => {
+                async_gets = match v.as_str() {
+                    "1" => true,
+                    "0" => false,
+                    s => return Err(format!("--async-gets {s}: 1 or 0")),
+                }
+            }
             "--rate" => {
                 let r: Vec<f64> = v.split(',').map(sec).collect::<Result<_, _>>()?;
                 let [call_s, r1, r8, r64] = r[..] else {
@@ -80,6 +91,7 @@ fn parse(args: &[String]) -> Result<Cfg, String> {
         c.net = Some(DistNetParams {
             alpha_s,
             beta_s_per_byte,
+            async_gets,
         });
     }
     if c.a.is_empty() || c.ranks.is_empty() || c.net.is_none() || c.rate.is_none() {
@@ -122,7 +134,7 @@ fn run(c: &Cfg) -> Result<(), String> {
             let ch = &cands[chosen];
             println!(
                 "{{\"mode\":\"dist-model\",\"A\":\"{}\",\"m\":{},\"n\":{},\"nnzA\":{},\"np\":{p},\"k\":{k},\
-\"alpha_s\":{:.3e},\"beta_s_per_byte\":{:.3e},\"rate\":[{:.3e},{:.3e},{:.3e},{:.3e}],\
+\"alpha_s\":{:.3e},\"beta_s_per_byte\":{:.3e},\"async_gets\":{},\"rate\":[{:.3e},{:.3e},{:.3e},{:.3e}],\
 \"choice\":\"{}\",\"grid\":[{},{}],\"time_s\":{:.4e},\"gflops\":{:.3},\"candidates\":[{}]}}",
                 crate::input_name(&c.a),
                 m.nrows,
@@ -130,6 +142,7 @@ fn run(c: &Cfg) -> Result<(), String> {
                 m.nnz(),
                 net.alpha_s,
                 net.beta_s_per_byte,
+                net.async_gets,
                 rate.call_s,
                 rate.per_entry_col_s[0],
                 rate.per_entry_col_s[1],

@@ -274,7 +274,7 @@ mod on {
 \"compute_s_max\":{compute_max:.6e},\"gflops\":{:.4},\"bytes_recv_max\":{recv_max},\"bytes_recv_mean\":{:.1},\
 \"bytes_sent_max\":{sent_max},\"model_bytes_total\":{model_bytes:.1},\"model_bytes_mean\":{:.1},\
 \"model_time_s\":{:.6e},\"model_comm_s\":{:.6e},\"model_comp_s\":{:.6e},\"footprint\":{},\
-\"alpha_s\":{:.4e},\"beta_s_per_byte\":{:.4e},\"rate\":[{:.4e},{:.4e},{:.4e},{:.4e}],\
+\"alpha_s\":{:.4e},\"beta_s_per_byte\":{:.4e},\"async_gets\":{},\"rate\":[{:.4e},{:.4e},{:.4e},{:.4e}],\
 \"sumC\":{sum_c:.17e},\"sumabsC\":{sumabs_c:.17e}}}",
                 crate::input_name(&c.a),
                 c.threads,
@@ -296,6 +296,7 @@ mod on {
                 plan.footprint(),
                 est.net.alpha_s,
                 est.net.beta_s_per_byte,
+                est.net.async_gets,
                 est.rate.call_s,
                 est.rate.per_entry_col_s[0],
                 est.rate.per_entry_col_s[1],
