@@ -43,10 +43,20 @@ pub fn default_threads() -> Result<usize> {
                 format!("SPGEMM_NUM_THREADS={s:?} is not a thread count from 1 to {MAX_THREADS}"),
             )),
         },
-        Err(_) => Ok(std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .min(MAX_THREADS)),
+        Err(_) => {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            // An unbound MPI rank sharing the node: its share of the cores (as placed by
+            // `Topo::desc_for_caller`), not all of them.
+            // SAFETY: sysconf only reads a system value.
+            let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+            let n = match crate::platform::topo::node_rank() {
+                Some((rank, size)) if online > 0 && n == online as usize => {
+                    crate::platform::topo::rank_share(n, rank, size).len()
+                }
+                _ => n,
+            };
+            Ok(n.clamp(1, MAX_THREADS))
+        }
     }
 }
 
@@ -60,6 +70,19 @@ pub fn thread_count(threads: usize) -> Result<usize> {
         )),
         n => Ok(n),
     }
+}
+
+/// A note for the topology info when `desc` is an MPI rank's share of the node's cores
+/// (`Topo::desc_for_caller`).
+fn share_note(topo: &Topo, desc: &MachineDesc) -> Option<String> {
+    let (rank, size) = crate::platform::topo::node_rank()?;
+    let all = topo.desc().cores.len();
+    (desc.cores.len() < all).then(|| {
+        format!(
+            "MPI rank {rank} of {size} on this node: workers placed on its share of the cores ({} of {all})",
+            desc.cores.len()
+        )
+    })
 }
 
 /// The policy in force: `SPGEMM_PROC_BIND` when set and understood, else the option,
@@ -186,7 +209,7 @@ impl Workers {
     pub fn new(threads: usize, topo: Arc<Topo>) -> Result<Workers> {
         let threads = thread_count(threads)?;
         let desc = topo.desc_for_caller();
-        let mut messages = Vec::new();
+        let mut messages: Vec<String> = share_note(&topo, &desc).into_iter().collect();
         let (policy, policy_source) = effective_policy(None, &mut messages);
         let placement = placement::plan(&desc, threads, policy, HbmMode::Auto);
         let outcomes = Arc::new(Mutex::new(Vec::new()));
@@ -209,7 +232,7 @@ impl Workers {
     /// `force` is set, restarts the workers (the per-worker memory is then placed anew by
     /// its owner).
     fn replan(&mut self, threads: usize, force: bool) -> Result<()> {
-        let mut messages = Vec::new();
+        let mut messages: Vec<String> = share_note(&self.topo, &self.desc).into_iter().collect();
         let (policy, source) = effective_policy(self.bind_option, &mut messages);
         let placement = placement::plan(&self.desc, threads, policy, self.hbm);
         let cpus_changed = placement.workers.iter().map(|w| &w.pus).ne(self

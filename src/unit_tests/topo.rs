@@ -288,6 +288,35 @@ fn restriction_to_a_cpu_mask() {
 }
 
 #[test]
+fn unbound_mpi_ranks_of_a_node_share_its_cores() {
+    use spgemm::platform::topo::rank_share;
+    // Enough cores: equal runs that tile the cores, one per rank.
+    for (cores, size) in [(2, 2), (8, 3), (64, 6), (7, 7)] {
+        let runs: Vec<_> = (0..size).map(|r| rank_share(cores, r, size)).collect();
+        assert_eq!(runs[0].start, 0);
+        assert_eq!(runs[size - 1].end, cores);
+        assert!(runs.windows(2).all(|w| w[0].end == w[1].start));
+        assert!(runs.iter().all(|r| !r.is_empty()));
+    }
+    assert_eq!(rank_share(8, 1, 3), 2..5);
+    // Fewer cores than ranks (oversubscribed): one core each, ranks spread over them.
+    let runs: Vec<_> = (0..4).map(|r| rank_share(2, r, 4)).collect();
+    assert_eq!(runs, vec![0..1, 0..1, 1..2, 1..2]);
+    // A rank's share restricts the description like a launcher's mask would, and the
+    // default placement then binds its worker there, not on core 0.
+    let t = xml("two_socket_2numa");
+    let cores = &t.desc().cores;
+    let pus: Vec<u32> = cores[rank_share(cores.len(), 1, 2)]
+        .iter()
+        .flat_map(|c| c.pus.iter().copied())
+        .collect();
+    let r = t.desc().restricted_to(&pus);
+    assert_eq!(r.cores.len(), 4);
+    let p = plan(&r, 1, BindPolicy::Auto, HbmMode::Auto);
+    assert_eq!(p.workers[0].core.map(|c| r.cores[c].package), Some(1));
+}
+
+#[test]
 fn bad_topology_inputs_are_errors() {
     assert_eq!(
         Topo::from_xml("<not a topology").unwrap_err().status,

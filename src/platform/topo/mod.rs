@@ -148,10 +148,53 @@ impl Topo {
 
     /// The description as seen by the calling thread: cores outside its CPU mask (set by
     /// `taskset`, an MPI launcher, a cgroup) are left out, as OpenMP does with its places.
+    /// When the mask is the whole machine but the launcher says several ranks of one job
+    /// share this node ([`node_rank`]), the rank's share of the cores ([`rank_share`]):
+    /// unbound ranks that each bound their workers from core 0 on would all run there
+    /// (Kokkos partitions the cores the same way).
     pub fn desc_for_caller(&self) -> MachineDesc {
-        match bind::current_thread_pus(self) {
+        let own = match bind::current_thread_pus(self) {
             Some(pus) => self.desc.restricted_to(&pus),
             None => self.desc.clone(),
+        };
+        match node_rank() {
+            Some((rank, size)) if own.cores.len() == self.desc.cores.len() => {
+                let share = rank_share(own.cores.len(), rank, size);
+                let mut pus: Vec<u32> = own.cores[share]
+                    .iter()
+                    .flat_map(|c| c.pus.iter().copied())
+                    .collect();
+                pus.sort_unstable();
+                own.restricted_to(&pus)
+            }
+            _ => own,
         }
     }
+}
+
+/// This process's rank among the ranks of its MPI job on this node and their number, from
+/// the launcher's environment (Open MPI, MPICH/Hydra and Intel MPI, MVAPICH2); None
+/// outside MPI or with one rank per node.
+pub fn node_rank() -> Option<(usize, usize)> {
+    const VARS: [(&str, &str); 3] = [
+        ("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"),
+        ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
+        ("MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE"),
+    ];
+    let num = |v: &str| std::env::var(v).ok()?.trim().parse::<usize>().ok();
+    VARS.iter().find_map(|&(r, s)| {
+        let (rank, size) = (num(r)?, num(s)?);
+        (size > 1 && rank < size).then_some((rank, size))
+    })
+}
+
+/// The cores (indices into `cores` cores) of rank `rank` of `size` ranks sharing them: an
+/// equal run each, or one core for several ranks when there are fewer cores than ranks.
+pub fn rank_share(cores: usize, rank: usize, size: usize) -> std::ops::Range<usize> {
+    let size = size.max(1);
+    if cores < size {
+        let c = rank * cores / size;
+        return c..c + 1;
+    }
+    rank * cores / size..(rank + 1) * cores / size
 }
