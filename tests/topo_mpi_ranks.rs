@@ -28,6 +28,9 @@ fn an_unbound_rank_binds_its_workers_to_its_share() {
         assert!(info.contains("MPI rank 1 of 2 on this node"), "{info}");
         let h0_pu = h.placement().workers[0].pus.first().copied();
         assert_ne!(w.pus.first().copied(), h0_pu, "{info}");
+        // The default thread count is the share's PUs, not the whole machine's.
+        let d = spgemm::default_threads().unwrap();
+        assert!((1..usable).contains(&d), "{d} of {usable}");
     }
     // SAFETY: as above.
     unsafe {

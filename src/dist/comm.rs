@@ -101,12 +101,9 @@ impl DistComm {
         if let Some(b) = self.rma.get() {
             return Ok(b);
         }
-        let ok = raw::Window::new(self.raw(), vec![0u64; 1]).is_ok();
-        let mut all = 0i32;
-        self.raw()
-            .all_reduce_into(&(ok as i32), &mut all, SystemOperation::min());
-        self.rma.set(Some(all == 1));
-        Ok(all == 1)
+        let ok = window_on_all(self.raw(), vec![0u64; 1]).is_some();
+        self.rma.set(Some(ok));
+        Ok(ok)
     }
 
     /// Sets the local rate used for `node`'s type and values of `value_bytes` bytes.
@@ -192,6 +189,15 @@ fn measure_net(c: &SimpleCommunicator) -> NetParams {
     }
 }
 
+/// A window over `buf` on every rank, or None on every rank when one failed to make it
+/// (one-sided MPI unavailable). Collective.
+fn window_on_all(c: &SimpleCommunicator, buf: Vec<u64>) -> Option<raw::Window<u64>> {
+    let win = raw::Window::new(c, buf);
+    let mut all = 0i32;
+    c.all_reduce_into(&(win.is_ok() as i32), &mut all, SystemOperation::min());
+    win.ok().filter(|_| all == 1)
+}
+
 /// How long the target computes (no MPI call) while the probe's get is in flight.
 const PROBE_BUSY_S: f64 = 3e-3;
 
@@ -207,13 +213,9 @@ fn probe_async_gets(c: &SimpleCommunicator) -> bool {
         return false;
     }
     const WORDS: usize = 16 << 10;
-    let win = raw::Window::new(c, vec![0u64; WORDS]);
-    let mut all = 0i32;
-    c.all_reduce_into(&(win.is_ok() as i32), &mut all, SystemOperation::min());
-    let Ok(win) = win else { return false };
-    if all == 0 {
+    let Some(win) = window_on_all(c, vec![0u64; WORDS]) else {
         return false;
-    }
+    };
     let spin = |s: f64| {
         let t = Instant::now();
         while t.elapsed().as_secs_f64() < s {

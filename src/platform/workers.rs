@@ -45,15 +45,14 @@ pub fn default_threads() -> Result<usize> {
         },
         Err(_) => {
             let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-            // An unbound MPI rank sharing the node: its share of the cores (as placed by
-            // `Topo::desc_for_caller`), not all of them.
-            // SAFETY: sysconf only reads a system value.
-            let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+            // An MPI rank sharing the node: the PUs of the cores its workers are placed on
+            // (`Topo::desc_for_caller`, the one place that decides the share).
             let n = match crate::platform::topo::node_rank() {
-                Some((rank, size)) if online > 0 && n == online as usize => {
-                    crate::platform::topo::rank_share(n, rank, size).len()
+                Some(_) => {
+                    let desc = Topo::system().desc_for_caller();
+                    n.min(desc.cores.iter().map(|c| c.pus.len()).sum())
                 }
-                _ => n,
+                None => n,
             };
             Ok(n.clamp(1, MAX_THREADS))
         }
