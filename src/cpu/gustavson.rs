@@ -547,12 +547,15 @@ pub struct ReplayReport {
 /// Numeric phase for a plan that recorded the digests of C's columns (`digests`, one per
 /// chunk, see [`chunk_digests`]): each chunk trusts the columns already in the caller's
 /// `cols` when they still have the recorded digest and only recomputes values; a chunk
-/// whose columns differ (a fresh or changed array) is computed afresh with `kind`. Only
-/// valid when the structure of A and B is the plan's (checked by the caller).
+/// whose columns differ (a fresh or changed array) is computed afresh with `kind`, then,
+/// when the plan keeps the symbolic phase's columns (`rec`), filled from them, so that its
+/// columns are in the order of every other call (a compressed count records them in
+/// another order than the kernels find them). Only valid when the structure of A and B is
+/// the plan's (checked by the caller).
 pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     pool: &WorkspacePool,
     p: &Product<'_, O, I, V>,
-    digests: &[u64],
+    (digests, rec): (&[u64], Option<&ColumnRecord>),
     cols: &mut [J],
     vals: Option<&mut [V]>,
 ) -> Result<ReplayReport> {
@@ -566,10 +569,16 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
         .zip(val_pieces)
         .zip(digests)
         .zip(chunks.par_windows(2))
-        .try_for_each(|(((cp, vp), &want), w)| {
+        .try_for_each(|(((cp, mut vp), &want), w)| {
             pool.with(|ws| {
-                if !replay_chunk(ws, p, streamed, w[0]..w[1], cp, vp, want)? {
+                if !replay_chunk(ws, p, streamed, w[0]..w[1], cp, vp.as_deref_mut(), want)? {
                     refilled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if let Some(rec) = rec {
+                        // Rare (an array at the address of one this plan filled): a
+                        // second pass, from the record's columns.
+                        let want = copy_recorded(rec, w[0]..w[1], (row_ptr, np.c_base), cp);
+                        replay_chunk(ws, p, streamed, w[0]..w[1], cp, vp, want)?;
+                    }
                 }
                 Ok(())
             })

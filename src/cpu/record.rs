@@ -6,7 +6,9 @@
 //! a compressed B): writing it out costs a store per entry of C, where the discovery in
 //! the numeric phase costs a mark test, a slot and (sorted output) an ordering per entry.
 //! The record takes 4 bytes per entry of C for the plan's life, so it is kept only where
-//! the handle allows it (`Ctx::keep_columns`; docs/DESIGN-NOTES.md, cpu::record).
+//! the handle allows it (`Ctx::keep_columns`), and for unsorted output only from a
+//! compressed count: a plain count writes it with a store per product, which costs more
+//! than the unsorted discovery it saves (docs/DESIGN-NOTES.md, cpu::record).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -392,6 +392,9 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 Some(e) if e.pays(b.nnz(), keep && ctx.sorted) => compress::compress_rows(b)?,
                 _ => None,
             };
+            // Unsorted over a plain B the record costs a store per product, more than the
+            // first numeric call saves (docs/DESIGN-NOTES.md, cpu::record).
+            let keep = keep && (ctx.sorted || cb.is_some());
             let counted = gustavson::symbolic_dense(
                 &ctx.state.workspace,
                 a,
@@ -511,7 +514,13 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
                     let r = if serial {
                         small::replay(ctx.state, &p, digests[0], c, vals)?
                     } else {
-                        gustavson::replay(&ctx.state.workspace, &p, digests, c, vals)?
+                        gustavson::replay(
+                            &ctx.state.workspace,
+                            &p,
+                            (digests, plan.record.as_ref()),
+                            c,
+                            vals,
+                        )?
                     };
                     cache.replayed_chunks += r.replayed;
                     cache.refilled_chunks += r.refilled;

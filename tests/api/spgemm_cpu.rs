@@ -1948,14 +1948,18 @@ fn prefetching_products_match_reference() {
 }
 
 /// Plans whose symbolic phase keeps C's columns (`cpu::record`: rows of 64 products or more,
-/// validation on, no memory limit): the first numeric call fills C from the record, and
-/// every call, on the same or a fresh array, with or without values, equals the reference
-/// and writes the same columns in the same order; with validation off there is no record.
+/// validation on, no memory limit, and for unsorted output a compressed count): the first
+/// numeric call fills C from the record, and every call, on the same or a fresh array, with
+/// or without values, equals the reference and writes the same columns in the same order;
+/// unsorted over a plain B, and with validation off, there is no record.
 #[test]
 fn recorded_columns_fill_the_first_numeric_call() {
     let mut rng = Rng::new(2525);
-    // Above the small-product path, ~70 products per row, C within the record's budget
-    // (half the bytes of A and B: B has many rows A touches few of).
+    // Above the small-product path, C within the record's budget (half the bytes of A and
+    // B). Plain count: ~70 products per row, B's rows spread over 11 words of 64 columns, B
+    // has many rows A touches few of. Compressed count: ~240 products per row, B's rows
+    // sorted on one word (about 12 entries per pair), most of them empty, so A's entries
+    // that meet them add to the budget and not to C.
     let s = Shape {
         nrows: 1500,
         ncols: 20_000,
@@ -1967,9 +1971,8 @@ fn recorded_columns_fill_the_first_numeric_call() {
         empty_rows: 0.05,
         ..Default::default()
     };
-    let mut a = random(&mut rng, s);
-    let mut b = random(
-        &mut rng,
+    let plain = (
+        s,
         Shape {
             nrows: 20_000,
             ncols: 700,
@@ -1977,11 +1980,29 @@ fn recorded_columns_fill_the_first_numeric_call() {
             ..s
         },
     );
-    for (it, base, sorted, threads) in [
-        (IndexType::Int32, 0usize, true, 2usize),
-        (IndexType::Int64, 1, false, 3),
-        (IndexType::Int32, 1, false, 1),
+    let words = (
+        Shape {
+            ncols: 2_000,
+            max_row: 200,
+            ..s
+        },
+        Shape {
+            nrows: 2_000,
+            ncols: 64,
+            max_row: 24,
+            empty_rows: 0.8,
+            unsorted: false,
+            ..s
+        },
+    );
+    for (it, base, sorted, threads, (sa, sb)) in [
+        (IndexType::Int32, 0usize, true, 2usize, plain),
+        (IndexType::Int64, 1, false, 3, plain),
+        (IndexType::Int32, 1, false, 1, words),
+        (IndexType::Int64, 0, false, 2, words),
     ] {
+        let mut a = random(&mut rng, sa);
+        let mut b = random(&mut rng, sb);
         let f = OutputFormat {
             offsets: it,
             indices: it,
@@ -1991,8 +2012,11 @@ fn recorded_columns_fill_the_first_numeric_call() {
             let h = handle(threads, Algorithm::Auto, sorted);
             let view = |m: &Csr| typed(m, it, it, vt, base, true);
             let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
-            let what = format!("{it:?} base {base} sorted {sorted} {vt:?}");
-            assert!(plan.cpu_details().unwrap().record_bytes > 0, "{what}");
+            let what = format!("{it:?} base {base} sorted {sorted} {vt:?} B {}", sb.ncols);
+            let d = plan.cpu_details().unwrap();
+            // B's full words make a compressed count (the unsorted record's).
+            assert_eq!(d.compressed, sb.ncols == 64, "{what}");
+            assert_eq!(d.record_bytes > 0, sorted || d.compressed, "{what}");
             let mut first: Option<Vec<usize>> = None;
             for round in 0..3 {
                 if round > 0 {
@@ -2010,6 +2034,33 @@ fn recorded_columns_fill_the_first_numeric_call() {
                 let want = expected(&a, &b, vt, true);
                 let cmp = if sorted { got } else { sort_rows(&got) };
                 assert_eq!(cmp, want, "{what} round {round}");
+            }
+            // An array this plan filled, its columns then overwritten (what a fresh array
+            // at a freed one's address looks like): refilled in the record's order.
+            let (ta, tb) = (view(&a), view(&b));
+            let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+            let mut val = ValueVec::zeroed(vt, plan.nnz()).unwrap();
+            for scramble in [false, true] {
+                if scramble {
+                    match &mut idx {
+                        IndexVec::I32(v) => v.iter_mut().for_each(|c| *c = base as i32),
+                        IndexVec::I64(v) => v.iter_mut().for_each(|c| *c = base as i64),
+                    }
+                }
+                spgemm::numeric(
+                    &h,
+                    &plan,
+                    &ta.any(),
+                    &tb.any(),
+                    idx.as_mut(),
+                    Some(val.as_mut()),
+                )
+                .unwrap();
+                let cols: Vec<usize> = match &idx {
+                    IndexVec::I32(v) => v.iter().map(|&c| c as usize - base).collect(),
+                    IndexVec::I64(v) => v.iter().map(|&c| c as usize - base).collect(),
+                };
+                assert_eq!(first.as_ref(), Some(&cols), "{what}: scrambled {scramble}");
             }
             let mut h = handle(threads, Algorithm::Auto, sorted);
             h.options.validate = false;
