@@ -921,10 +921,7 @@ fn reuse_replay_matches_fresh_products() {
                     )
                     .unwrap();
                     let fresh = product(&h, &ta, &tb, f, true).unwrap();
-                    let col: Vec<usize> = match &idx {
-                        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
-                        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
-                    };
+                    let col = columns(&idx, base);
                     let ValueVec::F64(cv) = &val else {
                         unreachable!()
                     };
@@ -2056,10 +2053,7 @@ fn recorded_columns_fill_the_first_numeric_call() {
                     Some(val.as_mut()),
                 )
                 .unwrap();
-                let cols: Vec<usize> = match &idx {
-                    IndexVec::I32(v) => v.iter().map(|&c| c as usize - base).collect(),
-                    IndexVec::I64(v) => v.iter().map(|&c| c as usize - base).collect(),
-                };
+                let cols = columns(&idx, base);
                 assert_eq!(first.as_ref(), Some(&cols), "{what}: scrambled {scramble}");
             }
             let mut h = handle(threads, Algorithm::Auto, sorted);

@@ -27,10 +27,7 @@ pub fn offsets_to_usize(o: &OffsetVec, base: usize) -> Vec<usize> {
 
 /// The library's output arrays (with index base `base`) as an [`Out`].
 pub fn collect_out(off: &OffsetVec, idx: &IndexVec, val: Option<&ValueVec>, base: usize) -> Out {
-    let col = match idx {
-        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
-        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
-    };
+    let col = columns(idx, base);
     let bits = match val {
         None => vec![],
         Some(ValueVec::F32(v)) => v.iter().map(|x| x.bits()).collect(),
@@ -72,6 +69,14 @@ pub fn numeric_out(
         val.as_mut().map(|v| v.as_mut()),
     )?;
     Ok(collect_out(&off, &idx, val.as_ref(), format.base))
+}
+
+/// C's columns in `idx`, 0-based (`base` taken off).
+pub fn columns(idx: &IndexVec, base: usize) -> Vec<usize> {
+    match idx {
+        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
+        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
+    }
 }
 
 /// The reference product in value type `vt`, values left out unless `with_values`.
