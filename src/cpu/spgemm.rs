@@ -157,6 +157,9 @@ impl CpuPlan {
         if self.small {
             s.push_str("small product: serial on the calling thread\n");
         }
+        if self.compressed {
+            s.push_str("symbolic phase over a compressed B\n");
+        }
         if let Some(r) = &self.record {
             s.push_str(&format!(
                 "C's columns kept from the symbolic phase: {} bytes\n",

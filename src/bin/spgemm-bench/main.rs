@@ -627,6 +627,10 @@ fn product_from_scratch(
     let t0 = Instant::now();
     let plan = spgemm::symbolic(h, &a, &b, format)?;
     memtrace("after symbolic");
+    // With SPGEMM_BENCH_PLAN set, what the plan chose (compressed B, record, groups).
+    if std::env::var_os("SPGEMM_BENCH_PLAN").is_some() {
+        eprintln!("{}", plan.describe());
+    }
     if owned {
         let t1 = Instant::now();
         let c = spgemm::numeric_owned(h, &plan, &a, &b)?;
