@@ -47,6 +47,15 @@ const MIN_SAME_SHARE: f64 = 0.25;
 /// Rows per block of the parallel detection (a block's first row starts a group).
 const DETECT_BLOCK: usize = 4096;
 
+/// Rows of A per row the pre-check of [`RowGroups::detect`] compares with the row before
+/// (one at a pseudo-random place in each stretch of this many rows): the full pass reads
+/// every row's columns, about 0.2-0.6 ms of the short-row AMG products' symbolic phase on
+/// A without groups (docs/DESIGN-NOTES.md, cpu::row_groups).
+const SAMPLE_STRIDE: usize = 16;
+
+/// Rows the pre-check looks at, at least: below this, the full pass runs alone.
+const MIN_SAMPLES: usize = 1024;
+
 /// The entries of a group's rows of A (at most [`LANES`] rows with the same column list),
 /// walked together by the grouped kernels: entry q of every row has the column `col(a, q)`,
 /// and `values(av, q)` holds row `rows.start + l`'s value of it in lane l (unused lanes
@@ -116,6 +125,26 @@ fn same_as_previous<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>, i: usize
     same_columns(a, i - 1, i)
 }
 
+/// Share of A's rows equal to the row before, estimated from one row per
+/// [`SAMPLE_STRIDE`] (1.0 when A has too few rows for the estimate: the full pass decides).
+/// The row of each stretch is placed by a hash of the stretch, so a periodic pattern of
+/// groups cannot hide from evenly spaced samples.
+fn sampled_share<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> f64 {
+    let n = (a.nrows() - 1) / SAMPLE_STRIDE;
+    if n < MIN_SAMPLES {
+        return 1.0;
+    }
+    let hits = (0..n)
+        .into_par_iter()
+        .with_min_len(256)
+        .filter(|&t| {
+            let h = (t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60;
+            same_as_previous(a, 1 + t * SAMPLE_STRIDE + h as usize)
+        })
+        .count();
+    hits as f64 / n as f64
+}
+
 /// Rows `r` and `s` of A have the same column list.
 #[inline]
 pub(crate) fn same_columns<O: Idx, I: Idx, V: Scalar>(
@@ -149,6 +178,9 @@ impl RowGroups {
     pub fn detect<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> Result<Option<Self>> {
         let m = a.nrows();
         if m < 2 || m > u32::MAX as usize {
+            return Ok(None);
+        }
+        if sampled_share(a) < 0.5 * MIN_SAME_SHARE {
             return Ok(None);
         }
         let nblocks = m.div_ceil(DETECT_BLOCK);
@@ -300,6 +332,17 @@ mod tests {
             assert_eq!(chunks, vec![0, 3, 5, m]);
             let inside: Vec<_> = g.within(4..11).collect();
             assert_eq!(inside, vec![4..5, 5..9, 9..11]);
+        }
+        // Enough rows for the sampled pre-check: groups of two and three, and a pattern of
+        // period 16 (every row but the first of each 16 equal to the one before), are kept;
+        // rows of one are not.
+        for (sizes, kept) in [(vec![2, 3], true), (vec![16], true), (vec![1], false)] {
+            let sizes: Vec<usize> = sizes.iter().copied().cycle().take(20_000).collect();
+            let (offs, cols, m) = grouped(&sizes, 0);
+            let a = CsrRef::<i32, i32, f64>::new(m, 60, 0, &offs, &cols, None).unwrap();
+            assert!(m > SAMPLE_STRIDE * MIN_SAMPLES);
+            let g = RowGroups::detect(&a).unwrap();
+            assert_eq!(g.is_some(), kept, "{:?}", &sizes[..3]);
         }
         // No repeated rows: no groups.
         let offs: Vec<i32> = (0..=10).collect();
