@@ -266,8 +266,15 @@ pub struct Estimate {
     pub compressed: f64,
 }
 
-/// Rows of A looked at by [`estimate`].
-pub const SAMPLE_ROWS: usize = 1024;
+/// Entries of B [`estimate`] reads, about: it samples evenly spaced entries of A, as many
+/// as reach this many entries of B through B's mean row length (within
+/// [`SAMPLE_ENTRIES`]). A sample of whole rows of A (1,024 rows before) read every product
+/// of a product with few, long rows: all 26M of elast_sa26's R1*A1 (162 rows), as long as
+/// the count itself (docs/DESIGN-NOTES.md, cpu::compress).
+pub const SAMPLE_PRODUCTS: usize = 1 << 18;
+
+/// Fewest and most entries of A [`estimate`] samples.
+pub const SAMPLE_ENTRIES: (usize, usize) = (1024, 16384);
 
 /// Work of compressing B (the pair count pass and the write pass), in plain symbolic
 /// insertions per entry of B. With [`PAIR_COST`] fitted on the whole tuning corpus (B
@@ -300,8 +307,8 @@ impl Estimate {
     }
 }
 
-/// Estimates f_m and the compressed f_m from up to [`SAMPLE_ROWS`] rows of A; `None` when
-/// B cannot be compressed (word numbers beyond u32).
+/// Estimates f_m and the compressed f_m from evenly spaced entries of A (see
+/// [`SAMPLE_PRODUCTS`]); `None` when B cannot be compressed (word numbers beyond u32).
 pub fn estimate<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -309,8 +316,14 @@ pub fn estimate<O: Idx, I: Idx, V: Scalar>(
     if b.ncols() / WORD_BITS >= u32::MAX as usize {
         return None;
     }
-    let m = a.nrows();
-    let samples = m.min(SAMPLE_ROWS);
+    // A's entries: positions p0..p1 (offsets past the array, possible with validation
+    // off, give an empty or shorter range rather than a read past it).
+    let p0 = a.row_start(0).min(a.nnz());
+    let p1 = a.row_start(a.nrows()).clamp(p0, a.nnz());
+    let entries = p1 - p0;
+    let b_row = b.nnz().div_ceil(b.nrows().max(1)).max(1);
+    let (lo, hi) = SAMPLE_ENTRIES;
+    let samples = (SAMPLE_PRODUCTS / b_row).clamp(lo, hi).min(entries);
     if samples == 0 {
         return Some(Estimate {
             flops: 0.0,
@@ -321,19 +334,13 @@ pub fn estimate<O: Idx, I: Idx, V: Scalar>(
     // short-row products (docs/DESIGN-NOTES.md, cpu::compress). Integer sums: any order.
     let (f, fc) = (0..samples)
         .into_par_iter()
-        .with_min_len(128)
+        .with_min_len(512)
         .map(|s| {
-            let i = s * m / samples;
-            let (mut f, mut fc) = (0u64, 0u64);
-            for p in a.row_range(i) {
-                let j = a.col(p);
-                f += b.row_len(j) as u64;
-                fc += row_pairs(b, j) as u64;
-            }
-            (f, fc)
+            let j = a.col(p0 + (s as u128 * entries as u128 / samples as u128) as usize);
+            (b.row_len(j) as u64, row_pairs(b, j) as u64)
         })
         .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
-    let scale = m as f64 / samples as f64;
+    let scale = entries as f64 / samples as f64;
     Some(Estimate {
         flops: f as f64 * scale,
         compressed: fc as f64 * scale,
@@ -462,6 +469,52 @@ mod tests {
             compressed: 5.54e6,
         };
         assert!(e.pays(4_400_000, true));
+    }
+
+    /// The estimate against the exact f_m and f_m': exact when A has fewer entries than
+    /// the sample, within 5% on few long rows of A (read in part).
+    #[test]
+    fn estimate_follows_the_exact_counts() {
+        let k = 1000;
+        let rs = rows(3000, k, 7);
+        let mut bp = vec![0i32];
+        let mut bc = vec![];
+        for r in &rs {
+            bc.extend(r.iter().map(|&c| c as i32));
+            bp.push(bc.len() as i32);
+        }
+        let b = CsrRef::<i32, i32, f64>::new(rs.len(), k, 0, &bp, &bc, None).unwrap();
+        let mut seed = 3u64;
+        for (m, per_row) in [(50, 7), (40, 5000)] {
+            let mut ap = vec![0i32];
+            let mut ac = vec![];
+            for _ in 0..m {
+                for _ in 0..per_row {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    ac.push(((seed >> 33) % rs.len() as u64) as i32);
+                }
+                ap.push(ac.len() as i32);
+            }
+            let a = CsrRef::<i32, i32, f64>::new(m, rs.len(), 0, &ap, &ac, None).unwrap();
+            let f: usize = ac.iter().map(|&j| b.row_len(j as usize)).sum();
+            let fc: u32 = ac.iter().map(|&j| row_pairs(&b, j as usize)).sum();
+            let e = estimate(&a, &b).unwrap();
+            let tol = if ac.len() <= SAMPLE_ENTRIES.1 {
+                1e-9
+            } else {
+                0.05
+            };
+            assert!(
+                (e.flops / f as f64 - 1.0).abs() < tol,
+                "{m}: {} {f}",
+                e.flops
+            );
+            assert!(
+                (e.compressed / fc as f64 - 1.0).abs() < tol,
+                "{m}: {}",
+                e.compressed
+            );
+        }
     }
 
     #[test]
