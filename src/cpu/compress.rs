@@ -276,9 +276,10 @@ pub const SAMPLE_PRODUCTS: usize = 1 << 18;
 /// Fewest and most entries of A [`estimate`] samples.
 pub const SAMPLE_ENTRIES: (usize, usize) = (1024, 16384);
 
-/// Work of compressing B (the pair count pass and the write pass), in plain symbolic
-/// insertions per entry of B. With [`PAIR_COST`] fitted on the whole tuning corpus (B
-/// forced compressed and plain, 3 alternated rounds; docs/DESIGN-NOTES.md, cpu::compress).
+/// Work of compressing B (the pair count pass and the write pass, with the first touch of
+/// its fresh mapping), in plain symbolic insertions per entry of B. With [`PAIR_COST`]
+/// fitted on the whole tuning corpus on two machines (B forced compressed and plain, 3
+/// alternated rounds each; docs/DESIGN-NOTES.md, cpu::compress).
 pub const BUILD_COST_PER_ENTRY: f64 = 5.0;
 
 /// Cost of inserting one (word, bits) pair, in plain insertions: more than a column (the
