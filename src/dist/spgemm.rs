@@ -206,43 +206,58 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
         Ok(())
     };
     agree(w, ok)?;
+    // Entries whose column this rank owns stay here: no pairs, no copy through MPI
+    // (at one rank that is every entry).
+    let (c0, c1) = (cols[me], cols[me + 1]);
+    let dest = |g: usize| {
+        if (c0..c1).contains(&g) {
+            me
+        } else {
+            owner(cols, g)
+        }
+    };
     let mut count = vec![0usize; p];
-    let dest: Vec<u32> = csr
-        .col_indices()
-        .iter()
-        .map(|&c| {
-            let q = owner(cols, csr.col_of(c));
-            count[q] += 1;
-            q as u32
-        })
-        .collect();
+    for &c in csr.col_indices() {
+        count[dest(csr.col_of(c))] += 1;
+    }
     let counts = Counts::exchange(w, &count, "A^T entries")?;
     let mut at = vec![0usize; p];
     for q in 1..p {
         at[q] = at[q - 1] + count[q - 1];
     }
     let nnz = csr.nnz();
+    // Only the places of other ranks' entries are written (`values` skips this rank's).
     let mut send_src = vec![0usize; nnz];
     let mut pairs = vec![0u64; 2 * nnz];
     for i in 0..csr.nrows() {
         for e in csr.row_range(i) {
-            let q = dest[e] as usize;
-            let s = at[q];
-            at[q] += 1;
-            send_src[s] = e;
-            pairs[2 * s] = (a.start + i) as u64;
-            pairs[2 * s + 1] = csr.col(e) as u64;
+            let g = csr.col(e);
+            let q = dest(g);
+            if q != me {
+                let s = at[q];
+                at[q] += 1;
+                send_src[s] = e;
+                pairs[2 * s] = (a.start + i) as u64;
+                pairs[2 * s + 1] = g as u64;
+            }
         }
     }
     let two = agree(w, counts.times(2, "A^T entries"))?;
     let mut got = vec![0u64; two.recv_len];
-    two.run(w, &pairs, &mut got);
-    // Rows of A^T here: the columns this rank owns; a counting sort by row, stable.
-    let (c0, c1) = (cols[me], cols[me + 1]);
+    two.run_sparse(w, &pairs, &mut got, || ());
+    // Rows of A^T here: the columns this rank owns; a counting sort by row, stable, over
+    // the received entries in rank order with this rank's own in its place.
+    let (_, ro) = counts.own();
     let n_in = counts.recv_len;
     let mut offs = vec![0i64; c1 - c0 + 1];
-    for e in 0..n_in {
+    for e in (0..ro.start).chain(ro.end..n_in) {
         offs[got[2 * e + 1] as usize - c0 + 1] += 1;
+    }
+    for &c in csr.col_indices() {
+        let g = csr.col_of(c);
+        if (c0..c1).contains(&g) {
+            offs[g - c0 + 1] += 1;
+        }
     }
     for t in 0..c1 - c0 {
         offs[t + 1] += offs[t];
@@ -250,18 +265,25 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
     let mut next: Vec<i64> = offs[..c1 - c0].to_vec();
     let mut recv_src = vec![0usize; n_in];
     let mut tcols = vec![I::try_from_usize(0).expect("0 fits"); n_in];
-    for e in 0..n_in {
-        let t = got[2 * e + 1] as usize - c0;
+    let mut place = |t: usize, src: usize, row: usize| {
         let d = next[t] as usize;
         next[t] += 1;
-        recv_src[d] = e;
-        tcols[d] = I::try_from_usize(got[2 * e] as usize).expect("checked above");
+        recv_src[d] = src;
+        tcols[d] = I::try_from_usize(row).expect("checked above");
+    };
+    for e in 0..ro.start {
+        place(got[2 * e + 1] as usize - c0, e, got[2 * e] as usize);
     }
-    let (so, ro) = counts.own();
-    for r in &mut recv_src {
-        if ro.contains(r) {
-            *r = OWN + send_src[so.start + *r - ro.start];
+    for i in 0..csr.nrows() {
+        for e in csr.row_range(i) {
+            let g = csr.col(e);
+            if (c0..c1).contains(&g) {
+                place(g - c0, OWN + e, a.start + i);
+            }
         }
+    }
+    for e in ro.end..n_in {
+        place(got[2 * e + 1] as usize - c0, e, got[2 * e] as usize);
     }
     let (s, r) = two.others();
     let wsz = 8;
