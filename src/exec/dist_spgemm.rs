@@ -151,14 +151,13 @@ mod on {
             b: &AnyCsr<'_>,
             format: OutputFormat,
         ) -> Result<Plan> {
-            let nn = Op::NonTranspose;
             // The backend built A and B (valid) and keeps them unchanged: no validation
             // here; the caller's matrices are checked by the backend.
             let o = Options {
                 validate: false,
                 ..*self.o
             };
-            crate::exec::symbolic(self.e, &o, (nn, a), (nn, b), format)
+            crate::exec::symbolic_fixed_inputs(self.e, &o, a, b, format)
         }
         fn spgemm_nnz(&self, p: &Plan) -> usize {
             p.nnz()

@@ -156,6 +156,8 @@ struct SymbolicOp<'e> {
     o: &'e Options,
     ops: (Op, Op),
     format: OutputFormat,
+    /// The inputs never change structure (see [`numeric_fixed_inputs`]).
+    fixed: bool,
 }
 
 impl PatternPairOp for SymbolicOp<'_> {
@@ -179,6 +181,11 @@ impl PatternPairOp for SymbolicOp<'_> {
         let route = route(e, o, a.nnz() + b.nnz(), gap.as_deref())?;
         let mut ctx = e.cpu_ctx(o);
         ctx.small = matches!(route, Route::Cpu) && small((op_a, &a), (op_b, &b), o);
+        if self.fixed {
+            // The numeric calls trust the structure without digests: C's columns may be
+            // kept for them as where every call checks it.
+            ctx.keep_columns = o.memory_limit == 0;
+        }
         if o.memory_limit > 0 && matches!(route, Route::Cpu) {
             symbolic_footprint(&ctx, (op_a, &a), (op_b, &b))
                 .check(o.memory_limit, "the symbolic phase")?;
@@ -448,8 +455,41 @@ pub fn symbolic(
     (op_b, b): (Op, &AnyCsr<'_>),
     format: OutputFormat,
 ) -> Result<Plan> {
+    symbolic_op(e, o, (op_a, a), (op_b, b), format, false)
+}
+
+/// [`symbolic`] for inputs whose structure cannot change before or between the numeric
+/// calls, which go through [`numeric_fixed_inputs`] (the distributed backend's own
+/// matrices): the plan may keep C's columns (`cpu::record`) with validation off.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn symbolic_fixed_inputs(
+    e: &Engine,
+    o: &Options,
+    a: &AnyCsr<'_>,
+    b: &AnyCsr<'_>,
+    format: OutputFormat,
+) -> Result<Plan> {
+    let nn = Op::NonTranspose;
+    symbolic_op(e, o, (nn, a), (nn, b), format, true)
+}
+
+fn symbolic_op(
+    e: &Engine,
+    o: &Options,
+    (op_a, a): (Op, &AnyCsr<'_>),
+    (op_b, b): (Op, &AnyCsr<'_>),
+    format: OutputFormat,
+    fixed: bool,
+) -> Result<Plan> {
     let ops = (op_a, op_b);
-    dispatch_pattern_pair(a, b, SymbolicOp { e, o, ops, format })
+    let op = SymbolicOp {
+        e,
+        o,
+        ops,
+        format,
+        fixed,
+    };
+    dispatch_pattern_pair(a, b, op)
 }
 
 /// With validation on, a numeric call's A and B have the structure `plan` was made for:

@@ -10,6 +10,7 @@ mod common;
 mod cuda_compile;
 #[cfg(feature = "cuda")]
 mod cuda_gpu;
+mod exec_fixed;
 mod spmm_cpu;
 mod spmv_kernel;
 mod topo;

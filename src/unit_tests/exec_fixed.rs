@@ -1,0 +1,152 @@
+//! The node products of the distributed backend (`exec::symbolic_fixed_inputs`,
+//! `exec::numeric_fixed_inputs`: inputs the backend built and never changes, validation
+//! off): the plan keeps C's columns where a checked plan would, and every call's C is
+//! bitwise the checked path's.
+
+use super::common::*;
+use spgemm::exec;
+use spgemm::types::{IndexType, ValueType};
+use spgemm::{Handle, IndexSliceMut, OffsetSliceMut, Op, Options, OutputFormat, ValueSliceMut};
+
+/// Runs the symbolic phase, a call without values (the distributed backend's structure
+/// call) and `values.len()` numeric calls, one per set of A's values; returns the offsets,
+/// the columns and each call's values.
+fn run(
+    h: &Handle,
+    o: &Options,
+    fixed: bool,
+    (a, b): (&Csr, &Csr),
+    values: &[Vec<f64>],
+) -> (Vec<i64>, Vec<i32>, Vec<Vec<f64>>, usize) {
+    let e = h.engine();
+    let format = OutputFormat {
+        offsets: IndexType::Int64,
+        indices: IndexType::Int32,
+        base: 0,
+    };
+    let tb = typed(
+        b,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let ta = typed(
+        a,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    );
+    let nn = Op::NonTranspose;
+    let plan = if fixed {
+        exec::symbolic_fixed_inputs(e, o, &ta.any(), &tb.any(), format)
+    } else {
+        exec::symbolic(e, o, (nn, &ta.any()), (nn, &tb.any()), format)
+    }
+    .unwrap();
+    let record = plan.cpu_details().unwrap().record_bytes;
+    let mut offs = vec![0i64; a.nrows + 1];
+    exec::write_row_offsets(&plan, OffsetSliceMut::I64(&mut offs)).unwrap();
+    let mut cols = vec![0i32; plan.nnz()];
+    let numeric = |ta: &Typed, cols: &mut [i32], vals: Option<&mut [f64]>| {
+        let (c, v) = (IndexSliceMut::I32(cols), vals.map(ValueSliceMut::F64));
+        if fixed {
+            exec::numeric_fixed_inputs(e, o, &plan, &ta.any(), &tb.any(), c, v)
+        } else {
+            exec::numeric(e, o, &plan, &ta.any(), &tb.any(), c, v)
+        }
+        .unwrap()
+    };
+    numeric(&ta, &mut cols, None);
+    let mut out = Vec::new();
+    for v in values {
+        let mut am = a.clone();
+        am.val.clone_from(v);
+        let ta = typed(
+            &am,
+            IndexType::Int64,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        );
+        let mut vals = vec![0f64; plan.nnz()];
+        numeric(&ta, &mut cols, Some(&mut vals));
+        out.push(vals);
+    }
+    (offs, cols, out, record)
+}
+
+#[test]
+fn fixed_inputs_keep_c_columns_and_match_the_checked_path() {
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(2027);
+    // Rows of about 160 products for at most 48 columns (A*P-like, C much smaller than
+    // the products): the record pays (64 products per row) and fits its budget; explicit
+    // zeros, empty rows and unsorted rows in A and B.
+    let shape = |ncols, max_row| Shape {
+        nrows: 4000,
+        ncols,
+        max_row,
+        empty_rows: 0.05,
+        unsorted: true,
+        zeros: 0.05,
+        ..Default::default()
+    };
+    let a = random(&mut rng, shape(4000, 80));
+    let b = random(&mut rng, shape(48, 8));
+    let values: Vec<Vec<f64>> = (0..2)
+        .map(|k| a.val.iter().map(|&x| x * (k as f64 + 1.5) - 0.25).collect())
+        .collect();
+    for sorted in [true, false] {
+        let checked = Options {
+            sorted_output: sorted,
+            small_path: false,
+            ..Options::default()
+        };
+        let fixed = Options {
+            validate: false,
+            ..checked
+        };
+        let want = run(&h, &checked, false, (&a, &b), &values);
+        let got = run(&h, &fixed, true, (&a, &b), &values);
+        assert_eq!(got.0, want.0, "offsets (sorted {sorted})");
+        assert_eq!(got.1, want.1, "columns (sorted {sorted})");
+        for (g, w) in got.2.iter().zip(&want.2) {
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(g), bits(w), "values (sorted {sorted})");
+        }
+        // As much of C's columns kept as the checked plan keeps (sorted: some).
+        assert_eq!(got.3, want.3, "record bytes (sorted {sorted})");
+        if sorted {
+            assert!(
+                got.3 > 0,
+                "a sorted plan of rows this long keeps C's columns"
+            );
+        }
+        // And the values are the product's (the reference, sorted by column).
+        let mut am = a.clone();
+        am.val.clone_from(&values[1]);
+        let (rp, rc, rv) = reference::<f64>(&am, &b);
+        for i in 0..a.nrows {
+            let (s, e) = (got.0[i] as usize, got.0[i + 1] as usize);
+            let mut row: Vec<(usize, u64)> = (s..e)
+                .map(|p| (got.1[p] as usize, got.2[1][p].to_bits()))
+                .collect();
+            row.sort_unstable();
+            let r: Vec<(usize, f64)> = (rp[i]..rp[i + 1]).map(|p| (rc[p], rv[p])).collect();
+            assert_eq!(row.len(), r.len(), "row {i}");
+            for ((c, v), (rc, rv)) in row.iter().zip(&r) {
+                assert_eq!(c, rc, "row {i}");
+                let (v, rv) = (f64::from_bits(*v), *rv);
+                assert!(
+                    (v - rv).abs() <= 1e-12 * (1.0 + rv.abs()),
+                    "row {i}: {v} vs {rv}"
+                );
+            }
+        }
+    }
+}
