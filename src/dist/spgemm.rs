@@ -216,9 +216,16 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
             owner(cols, g)
         }
     };
+    // Entries per rank, and this rank's own per row of A^T (the counting sort's counts).
     let mut count = vec![0usize; p];
+    let mut offs = vec![0i64; c1 - c0 + 1];
     for &c in csr.col_indices() {
-        count[dest(csr.col_of(c))] += 1;
+        let g = csr.col_of(c);
+        let q = dest(g);
+        count[q] += 1;
+        if q == me {
+            offs[g - c0 + 1] += 1;
+        }
     }
     let counts = Counts::exchange(w, &count, "A^T entries")?;
     let mut at = vec![0usize; p];
@@ -249,15 +256,8 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
     // the received entries in rank order with this rank's own in its place.
     let (_, ro) = counts.own();
     let n_in = counts.recv_len;
-    let mut offs = vec![0i64; c1 - c0 + 1];
     for e in (0..ro.start).chain(ro.end..n_in) {
         offs[got[2 * e + 1] as usize - c0 + 1] += 1;
-    }
-    for &c in csr.col_indices() {
-        let g = csr.col_of(c);
-        if (c0..c1).contains(&g) {
-            offs[g - c0 + 1] += 1;
-        }
     }
     for t in 0..c1 - c0 {
         offs[t + 1] += offs[t];

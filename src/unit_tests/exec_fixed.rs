@@ -24,22 +24,17 @@ fn run(
         indices: IndexType::Int32,
         base: 0,
     };
-    let tb = typed(
-        b,
-        IndexType::Int64,
-        IndexType::Int32,
-        ValueType::Float64,
-        0,
-        true,
-    );
-    let ta = typed(
-        a,
-        IndexType::Int64,
-        IndexType::Int32,
-        ValueType::Float64,
-        0,
-        true,
-    );
+    let csr = |m: &Csr| {
+        typed(
+            m,
+            IndexType::Int64,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        )
+    };
+    let (ta, tb) = (csr(a), csr(b));
     let nn = Op::NonTranspose;
     let plan = if fixed {
         exec::symbolic_fixed_inputs(e, o, &ta.any(), &tb.any(), format)
@@ -65,14 +60,7 @@ fn run(
     for v in values {
         let mut am = a.clone();
         am.val.clone_from(v);
-        let ta = typed(
-            &am,
-            IndexType::Int64,
-            IndexType::Int32,
-            ValueType::Float64,
-            0,
-            true,
-        );
+        let ta = csr(&am);
         let mut vals = vec![0f64; plan.nnz()];
         numeric(&ta, &mut cols, Some(&mut vals));
         out.push(vals);
