@@ -22,6 +22,8 @@ typedef VALUE_T value_t;
 // Accumulators start at -0.0, the exact additive identity: a single product of -0.0 stays
 // -0.0, as when the first product is taken as is.
 #define NEG_ZERO ((value_t)(-0.0))
+// Columns per thread in one pass of a dense row's write-out.
+#define DENSE_RUN 8
 
 __device__ __forceinline__ unsigned hash_col(int col) {
     return (unsigned)col * 2654435761u;
@@ -63,13 +65,6 @@ extern "C" __global__ void row_nprod(int m, const int* __restrict__ a_ptr,
         if (t > 0) atomicAdd(total, t);
         if (x > 0) atomicMax(largest, x);
     }
-}
-
-// key[i] = n[i], widened: the binning kernels take 64-bit keys (n_prod can pass 2^31), and
-// the numeric bins are keyed by the symbolic phase's 32-bit row counts, already on the device.
-extern "C" __global__ void widen_i32(int m, const int* __restrict__ n, long long* __restrict__ key) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < m) key[i] = (long long)n[i];
 }
 
 // ---- Exclusive scan of C's row counts into its row offsets, on the device ----
@@ -283,15 +278,25 @@ extern "C" __global__ void sym_shared(const int* __restrict__ rows, int nrows, i
         int sub = lanes_per_entry(tsize / 2, a_ptr[row + 1] - a_ptr[row], tpr);
         int nsub = tpr / sub;
         int s = t / sub, lane = t % sub;
+        // Only the last bin watches the running count (to give up on an overflowing row);
+        // the others count per thread and add once: one shared counter per row took an
+        // atomic for every new column.
+        bool watch = fail_at <= tsize;
+        int local = 0;
         for (int j = a_ptr[row] + s; j < a_ptr[row + 1]; j += nsub) {
             int k = a_col[j];
             for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub) {
-                if (*(volatile int*)&count[g] >= fail_at) break;
+                if (watch && *(volatile int*)&count[g] >= fail_at) break;
                 int ins = sym_insert(table, mask, b_col[p]);
-                if (ins > 0) atomicAdd(&count[g], 1);
-                else if (ins < 0) atomicMax(&count[g], fail_at);
+                if (ins > 0) {
+                    if (watch) atomicAdd(&count[g], 1);
+                    else ++local;
+                } else if (ins < 0) {
+                    atomicMax(&count[g], fail_at);
+                }
             }
         }
+        if (local > 0) atomicAdd(&count[g], local);
     }
     __syncthreads();
     if (r < nrows && t == 0) {
@@ -362,27 +367,18 @@ __device__ __forceinline__ void num_insert(int* keys, value_t* vals, unsigned ma
     }
 }
 
-// Sorts a table of n (a power of two) (key, value) pairs ascending by key with `nt`
-// cooperating threads (thread t of them). Empty slots (EMPTY_KEY) end up last. The caller
-// synchronises the block between calls; the loop counts are the same for every thread,
-// so the __syncthreads inside are reached by the whole block.
-__device__ void bitonic_sort(int* keys, value_t* vals, int n, int t, int nt, int has_vals) {
+// Sorts n (a power of two) 64-bit words ascending with `nt` cooperating threads (thread t
+// of them): each stage, a thread takes whole compare-exchange pairs. The loop counts are
+// the same for every thread, so the __syncthreads inside are reached by the whole block.
+__device__ void bitonic_sort_u64(unsigned long long* w, int n, int t, int nt) {
     for (int k = 2; k <= n; k <<= 1) {
         for (int j = k >> 1; j > 0; j >>= 1) {
-            for (int i = t; i < n; i += nt) {
-                int ixj = i ^ j;
-                if (ixj > i) {
-                    int ki = keys[i], kx = keys[ixj];
-                    bool up = (i & k) == 0;
-                    if ((ki > kx) == up) {
-                        keys[i] = kx;
-                        keys[ixj] = ki;
-                        if (has_vals) {
-                            value_t tv = vals[i];
-                            vals[i] = vals[ixj];
-                            vals[ixj] = tv;
-                        }
-                    }
+            for (int p = t; p < (n >> 1); p += nt) {
+                int i = ((p & ~(j - 1)) << 1) | (p & (j - 1));  // bit j of i is 0
+                unsigned long long x = w[i], y = w[i + j];
+                if ((x > y) == ((i & k) == 0)) {
+                    w[i] = y;
+                    w[i + j] = x;
                 }
             }
             __syncthreads();
@@ -390,11 +386,66 @@ __device__ void bitonic_sort(int* keys, value_t* vals, int n, int t, int nt, int
     }
 }
 
+// Writes the row held in a hash table of `ts` slots (a power of two, at least twice the
+// row's entries) to C in column order, with `nt` threads of the block (thread t):
+//  1. the occupied slots move to the front (keys and values; a warp reserves its places
+//     with one atomic on *cnt, which starts at 0), chunk by chunk: a chunk is read before
+//     the barrier and only slots already read are written;
+//  2. each key is packed with its place into one 64-bit word, stored over the keys (ts
+//     ints hold ts / 2 words), from the back so a word overwrites only keys already read;
+//  3. the ts / 2 words are sorted and C is written from them.
+// Sorting ts / 2 words instead of ts (key, value) pairs does about a third of the work
+// of the previous whole-table sort (docs/DESIGN-NOTES.md, cuda kernels). `n` is the
+// row's length in C (entries written), `live` is false for a group without a row (it
+// still reaches every barrier). nt is a multiple of 32 and every warp lies in one group.
+__device__ void table_to_c_sorted(int* keys, value_t* vals, int ts, int t, int nt, int* cnt,
+                                  bool live, int base, int n, int* __restrict__ c_col,
+                                  value_t* __restrict__ c_val, int has_vals) {
+    int lane = threadIdx.x & 31;
+    for (int c0 = 0; c0 < ts; c0 += nt) {
+        int i = c0 + t;
+        int k = i < ts ? keys[i] : EMPTY_KEY;
+        value_t v = (i < ts && has_vals) ? vals[i] : NEG_ZERO;
+        __syncthreads();
+        bool occ = k != EMPTY_KEY;
+        unsigned bal = __ballot_sync(0xffffffffu, occ);
+        int wbase = 0;
+        if (lane == 0 && bal != 0) wbase = atomicAdd(cnt, __popc(bal));
+        wbase = __shfl_sync(0xffffffffu, wbase, 0);
+        if (occ) {
+            int o = wbase + __popc(bal & ((1u << lane) - 1u));
+            keys[o] = k;
+            if (has_vals) vals[o] = v;
+        }
+        __syncthreads();
+    }
+    int have = *(volatile int*)cnt;
+    int half = ts >> 1;
+    unsigned long long* words = (unsigned long long*)keys;
+    for (int c0 = ((half - 1) / nt) * nt; c0 >= 0; c0 -= nt) {
+        int p = c0 + t;
+        int k = p < have ? keys[p] : EMPTY_KEY;
+        __syncthreads();
+        if (p < half)
+            words[p] = p < have ? (((unsigned long long)(unsigned)k << 32) | (unsigned)p)
+                                : ~0ull;
+        __syncthreads();
+    }
+    bitonic_sort_u64(words, half, t, nt);
+    if (live) {
+        for (int i = t; i < n; i += nt) {
+            unsigned long long w = words[i];
+            c_col[base + i] = (int)(w >> 32);
+            if (has_vals) c_val[base + i] = vals[(unsigned)w];
+        }
+    }
+}
+
 // Accumulates row `row` of A*B into the table (sub-groups of `sub` lanes share an A entry;
 // `c_len`, the row's n_nz, stands for its products: most products of the irregular inputs
 // are distinct entries of C).
-__device__ __forceinline__ void num_accumulate(int row, int c_len, int t, int tpr, int* keys,
-                                               value_t* vals,
+__device__ __forceinline__ void num_accumulate(int row, int c_len, int t, int tpr, int part,
+                                               int parts, int* keys, value_t* vals,
                                                unsigned mask, const int* __restrict__ a_ptr,
                                                const int* __restrict__ a_col,
                                                const value_t* __restrict__ a_val,
@@ -404,11 +455,14 @@ __device__ __forceinline__ void num_accumulate(int row, int c_len, int t, int tp
                                                int det) {
     // det: one thread adds the row's products in A's then B's order, so every run (and
     // the CPU's Gustavson loop) sums each entry in the same order: the same bits.
-    if (det && t != 0) return;
+    // `parts` blocks share a split row: sub-group s of part q takes A entries
+    // q * nsub + s + every (parts * nsub)-th.
+    if (det && (t != 0 || part != 0)) return;
+    if (det) parts = 1;
     int sub = det ? 1 : lanes_per_entry(c_len, a_ptr[row + 1] - a_ptr[row], tpr);
     int nsub = det ? 1 : tpr / sub;
-    int s = t / sub, lane = t % sub;
-    for (int j = a_ptr[row] + s; j < a_ptr[row + 1]; j += nsub) {
+    int s = part * nsub + t / sub, lane = t % sub;
+    for (int j = a_ptr[row] + s; j < a_ptr[row + 1]; j += parts * nsub) {
         int k = a_col[j];
         value_t av = has_vals ? a_val[j] : (value_t)0;
         for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub) {
@@ -445,8 +499,8 @@ extern "C" __global__ void num_shared(const int* __restrict__ rows, int nrows, i
     __syncthreads();
     int row = r < nrows ? rows[r] : -1;
     if (row >= 0)
-        num_accumulate(row, c_ptr[row + 1] - c_ptr[row], t, tpr, keys, vals, mask, a_ptr, a_col,
-                       a_val, b_ptr, b_col, b_val, has_vals, det);
+        num_accumulate(row, c_ptr[row + 1] - c_ptr[row], t, tpr, 0, 1, keys, vals, mask, a_ptr,
+                       a_col, a_val, b_ptr, b_col, b_val, has_vals, det);
     __syncthreads();
     if (sorted && tsize <= RANK_SORT_MAX_TABLE && tsize / tpr <= RANK_SORT_SLOTS) {
         // Small tables: each entry's place in the sorted row is the number of smaller keys
@@ -478,14 +532,10 @@ extern "C" __global__ void num_shared(const int* __restrict__ rows, int nrows, i
             }
         }
     } else if (sorted) {
-        bitonic_sort(keys, vals, tsize, t, tpr, has_vals);
-        if (row >= 0) {
-            int base = c_ptr[row], n = c_ptr[row + 1] - base;
-            for (int i = t; i < n; i += tpr) {
-                c_col[base + i] = keys[i];
-                if (has_vals) c_val[base + i] = vals[i];
-            }
-        }
+        int base = row >= 0 ? c_ptr[row] : 0;
+        int n = row >= 0 ? c_ptr[row + 1] - base : 0;
+        table_to_c_sorted(keys, vals, tsize, t, tpr, &offset[g], row >= 0, base, n, c_col, c_val,
+                          has_vals);
     } else if (row >= 0) {
         int base = c_ptr[row];
         for (int i = t; i < tsize; i += tpr) {
@@ -532,16 +582,13 @@ extern "C" __global__ void num_global(const int* __restrict__ rows, int nrows, i
             vals[i] = NEG_ZERO;
         }
         __syncthreads();
-        num_accumulate(row, c_ptr[row + 1] - c_ptr[row], threadIdx.x, blockDim.x, keys, vals, mask,
-                       a_ptr, a_col, a_val, b_ptr, b_col, b_val, has_vals, det);
+        num_accumulate(row, c_ptr[row + 1] - c_ptr[row], threadIdx.x, blockDim.x, 0, 1, keys, vals,
+                       mask, a_ptr, a_col, a_val, b_ptr, b_col, b_val, has_vals, det);
         __syncthreads();
         int base = c_ptr[row], n = c_ptr[row + 1] - base;
         if (sorted) {
-            bitonic_sort(keys, vals, ts, threadIdx.x, blockDim.x, has_vals);
-            for (int i = threadIdx.x; i < n; i += blockDim.x) {
-                c_col[base + i] = keys[i];
-                if (has_vals) c_val[base + i] = vals[i];
-            }
+            table_to_c_sorted(keys, vals, ts, threadIdx.x, blockDim.x, &offset, true, base, n,
+                              c_col, c_val, has_vals);
         } else {
             for (int i = threadIdx.x; i < ts; i += blockDim.x) {
                 if (keys[i] != EMPTY_KEY) {
@@ -601,21 +648,301 @@ extern "C" __global__ void num_dense(const int* __restrict__ rows, int nrows, in
         }
         __syncthreads();
         long long out = c_ptr[row];
-        for (int base = 0; base < ncols; base += blockDim.x) {
-            int c = base + threadIdx.x;
-            int f = c < ncols ? flags[c] : 0;
+        // DENSE_RUN consecutive columns per thread: one block-wide scan per
+        // DENSE_RUN * blockDim columns (a scan per blockDim columns left R-MAT's dense
+        // rows waiting on barriers).
+        for (int base = 0; base < ncols; base += blockDim.x * DENSE_RUN) {
+            int c0 = base + threadIdx.x * DENSE_RUN;
+            int f[DENSE_RUN];
+            int cnt = 0;
+#pragma unroll
+            for (int e = 0; e < DENSE_RUN; ++e) {
+                f[e] = c0 + e < ncols ? flags[c0 + e] : 0;
+                cnt += f[e];
+            }
             long long total;
-            long long pos = out + block_exclusive_scan((long long)f, &total);
-            if (f) {
-                c_col[pos] = c;
-                if (has_vals) c_val[pos] = vals[c];
-                flags[c] = 0;
-                vals[c] = NEG_ZERO;
+            long long pos = out + block_exclusive_scan((long long)cnt, &total);
+#pragma unroll
+            for (int e = 0; e < DENSE_RUN; ++e) {
+                if (f[e]) {
+                    c_col[pos] = c0 + e;
+                    if (has_vals) c_val[pos] = vals[c0 + e];
+                    flags[c0 + e] = 0;
+                    vals[c0 + e] = NEG_ZERO;
+                    ++pos;
+                }
             }
             out += total;
             __syncthreads();
         }
     }
+}
+
+// ---- Split rows: one row across many blocks ----
+// A row with far more products than a block handles quickly (a hub or power-law row:
+// alone on one multiprocessor it outlasted the rest of the product) gets `parts` blocks
+// that insert into one hash table per row in global memory, `ts_max` slots apart (each
+// row uses the power of two >= 2x its bound). Rows are processed in batches that fit the
+// table pool; block b of a batch works on row b / parts, part b % parts.
+
+// Sets n keys to EMPTY_KEY and, when vals is given, n values to -0.0.
+extern "C" __global__ void split_clear(long long n, int* __restrict__ keys,
+                                       value_t* __restrict__ vals, int has_vals) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (; i < n; i += stride) {
+        keys[i] = EMPTY_KEY;
+        if (has_vals) vals[i] = NEG_ZERO;
+    }
+}
+
+// The table size of a split row: the power of two >= 2 bound, at least 64, at most ts_max.
+__device__ __forceinline__ int split_table(long long bound, int ts_max) {
+    int ts = 64;
+    while ((long long)ts < 2 * bound && ts < ts_max) ts <<= 1;
+    return ts;
+}
+
+// Symbolic count of split rows: each block counts the columns it inserted first and adds
+// them to the row's count (row_nnz of a split row starts at 0 and no other kernel writes it).
+extern "C" __global__ void sym_split(const int* __restrict__ rows, int nrows, int parts,
+                                     int ts_max, const int* __restrict__ a_ptr,
+                                     const int* __restrict__ a_col, const int* __restrict__ b_ptr,
+                                     const int* __restrict__ b_col,
+                                     const long long* __restrict__ nprod, int ncols,
+                                     int* __restrict__ row_nnz, int* __restrict__ pool) {
+    __shared__ int count;
+    int r = blockIdx.x / parts, part = blockIdx.x % parts;
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+    if (r >= nrows) return;  // uniform for the block
+    int row = rows[r];
+    long long np = nprod[row];
+    int ts = split_table(np < (long long)ncols ? np : (long long)ncols, ts_max);
+    int* table = pool + (size_t)r * (size_t)ts_max;
+    unsigned mask = (unsigned)ts - 1;
+    int a0 = a_ptr[row], alen = a_ptr[row + 1] - a0;
+    int sub = lanes_per_entry(np, alen, blockDim.x);
+    int nsub = blockDim.x / sub;
+    int s = part * nsub + threadIdx.x / sub, lane = threadIdx.x % sub;
+    int local = 0;
+    for (int j = a0 + s; j < a0 + alen; j += parts * nsub) {
+        int k = a_col[j];
+        for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub)
+            local += sym_insert(table, mask, b_col[p]) > 0;
+    }
+    if (local > 0) atomicAdd(&count, local);
+    __syncthreads();
+    if (threadIdx.x == 0 && count > 0) atomicAdd(&row_nnz[row], count);
+}
+
+// Numeric products of split rows into their tables (cleared by split_clear). `det`: only
+// part 0's first thread works, in A's then B's order (see num_accumulate).
+extern "C" __global__ void num_split_acc(const int* __restrict__ rows, int nrows, int parts,
+                                         int ts_max, const int* __restrict__ a_ptr,
+                                         const int* __restrict__ a_col,
+                                         const value_t* __restrict__ a_val,
+                                         const int* __restrict__ b_ptr,
+                                         const int* __restrict__ b_col,
+                                         const value_t* __restrict__ b_val,
+                                         const long long* __restrict__ nprod,
+                                         const int* __restrict__ c_ptr, int has_vals,
+                                         int* __restrict__ key_pool,
+                                         value_t* __restrict__ val_pool, int det) {
+    int r = blockIdx.x / parts, part = blockIdx.x % parts;
+    if (r >= nrows) return;
+    int row = rows[r];
+    int ts = split_table(c_ptr[row + 1] - c_ptr[row], ts_max);
+    int* keys = key_pool + (size_t)r * (size_t)ts_max;
+    value_t* vals = val_pool + (size_t)r * (size_t)ts_max;
+    long long np = nprod[row];
+    int work = np < 0x40000000LL ? (int)np : 0x40000000;
+    num_accumulate(row, work, threadIdx.x, blockDim.x, part, parts, keys, vals, (unsigned)ts - 1,
+                   a_ptr, a_col, a_val, b_ptr, b_col, b_val, has_vals, det);
+}
+
+// Split rows to C: one block per row condenses and sorts its table (unsorted output takes
+// the same path: a split row is long, and its order then costs little beside its products).
+extern "C" __global__ void num_split_out(const int* __restrict__ rows, int nrows, int ts_max,
+                                         const int* __restrict__ c_ptr, int* __restrict__ c_col,
+                                         value_t* __restrict__ c_val, int has_vals,
+                                         int* __restrict__ key_pool,
+                                         value_t* __restrict__ val_pool) {
+    __shared__ int cnt;
+    if (threadIdx.x == 0) cnt = 0;
+    __syncthreads();
+    int r = blockIdx.x;
+    if (r >= nrows) return;
+    int row = rows[r];
+    int base = c_ptr[row], n = c_ptr[row + 1] - base;
+    int ts = split_table(n, ts_max);
+    table_to_c_sorted(key_pool + (size_t)r * (size_t)ts_max, val_pool + (size_t)r * (size_t)ts_max,
+                      ts, threadIdx.x, blockDim.x, &cnt, true, base, n, c_col, c_val, has_vals);
+}
+
+// Dense split rows (B narrow enough for a dense row per split row): products go to k
+// flags and k values per row (cleared by split_dense_clear); the row is then written in
+// column order by blocks of DENSE_RUN * 1024 columns, each placed after the entries of the
+// row's earlier blocks (split_dense_count, then split_dense_emit). Sorting a table of tens
+// of thousands of entries in one block took milliseconds (hub rows, docs/GPU.md).
+extern "C" __global__ void split_dense_clear(long long n, int* __restrict__ flags,
+                                             value_t* __restrict__ vals, int has_vals) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (; i < n; i += stride) {
+        flags[i] = 0;
+        if (has_vals) vals[i] = NEG_ZERO;
+    }
+}
+
+// Symbolic phase of dense split rows: flags only (a plain store per product, where the
+// hash tables took an atomic per product on a few hot slots of a high-compression row),
+// then each block of DENSE_RUN * blockDim columns adds its set flags to the row's count
+// (row_nnz of a split row starts at 0).
+extern "C" __global__ void sym_split_dense(const int* __restrict__ rows, int nrows, int parts,
+                                           int ncols, const int* __restrict__ a_ptr,
+                                           const int* __restrict__ a_col,
+                                           const int* __restrict__ b_ptr,
+                                           const int* __restrict__ b_col,
+                                           const long long* __restrict__ nprod,
+                                           int* __restrict__ flag_pool) {
+    int r = blockIdx.x / parts, part = blockIdx.x % parts;
+    if (r >= nrows) return;
+    int row = rows[r];
+    int* flags = flag_pool + (size_t)r * (size_t)ncols;
+    int a0 = a_ptr[row], alen = a_ptr[row + 1] - a0;
+    int sub = lanes_per_entry(nprod[row], alen, blockDim.x);
+    int nsub = blockDim.x / sub;
+    int s = part * nsub + threadIdx.x / sub, lane = threadIdx.x % sub;
+    for (int j = a0 + s; j < a0 + alen; j += parts * nsub) {
+        int k = a_col[j];
+        for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub) flags[b_col[p]] = 1;
+    }
+}
+
+// The set flags among block chunk `ch`'s DENSE_RUN * blockDim columns of a dense row (the
+// whole block calls it; every thread gets the total).
+__device__ long long dense_chunk_count(const int* __restrict__ flags, int ch, int ncols) {
+    int c0 = ch * (int)blockDim.x * DENSE_RUN + threadIdx.x * DENSE_RUN;
+    int cnt = 0;
+#pragma unroll
+    for (int e = 0; e < DENSE_RUN; ++e) cnt += c0 + e < ncols ? flags[c0 + e] : 0;
+    long long total;
+    block_exclusive_scan((long long)cnt, &total);
+    return total;
+}
+
+extern "C" __global__ void sym_dense_count(const int* __restrict__ rows, int nrows, int chunks,
+                                           int ncols, const int* __restrict__ flag_pool,
+                                           int* __restrict__ row_nnz) {
+    int r = blockIdx.x / chunks, ch = blockIdx.x % chunks;
+    if (r >= nrows) return;
+    long long total = dense_chunk_count(flag_pool + (size_t)r * (size_t)ncols, ch, ncols);
+    if (threadIdx.x == 0 && total > 0) atomicAdd(&row_nnz[rows[r]], (int)total);
+}
+
+extern "C" __global__ void split_dense_acc(const int* __restrict__ rows, int nrows, int parts,
+                                           int ncols, const int* __restrict__ a_ptr,
+                                           const int* __restrict__ a_col,
+                                           const value_t* __restrict__ a_val,
+                                           const int* __restrict__ b_ptr,
+                                           const int* __restrict__ b_col,
+                                           const value_t* __restrict__ b_val,
+                                           const long long* __restrict__ nprod, int has_vals,
+                                           int* __restrict__ flag_pool,
+                                           value_t* __restrict__ val_pool, int det) {
+    int r = blockIdx.x / parts, part = blockIdx.x % parts;
+    if (r >= nrows) return;
+    if (det && (part != 0 || threadIdx.x != 0)) return;
+    if (det) parts = 1;
+    int row = rows[r];
+    int* flags = flag_pool + (size_t)r * (size_t)ncols;
+    value_t* vals = val_pool + (size_t)r * (size_t)ncols;
+    long long np = nprod[row];
+    int a0 = a_ptr[row], alen = a_ptr[row + 1] - a0;
+    int tpr = det ? 1 : blockDim.x;
+    int sub = det ? 1 : lanes_per_entry(np, alen, tpr);
+    int nsub = tpr / sub;
+    int t = det ? 0 : threadIdx.x;
+    int s = part * nsub + t / sub, lane = t % sub;
+    for (int j = a0 + s; j < a0 + alen; j += parts * nsub) {
+        int k = a_col[j];
+        value_t av = has_vals ? a_val[j] : (value_t)0;
+        for (int p = b_ptr[k] + lane; p < b_ptr[k + 1]; p += sub) {
+            int c = b_col[p];
+            flags[c] = 1;
+            if (has_vals) atomicAdd(&vals[c], av * b_val[p]);
+        }
+    }
+}
+
+// Block (r, ch) of a dense split row: the set flags among its DENSE_RUN * blockDim columns.
+extern "C" __global__ void split_dense_count(int nrows, int chunks, int ncols,
+                                             const int* __restrict__ flag_pool,
+                                             int* __restrict__ chunk_count) {
+    int r = blockIdx.x / chunks, ch = blockIdx.x % chunks;
+    if (r >= nrows) return;
+    long long total = dense_chunk_count(flag_pool + (size_t)r * (size_t)ncols, ch, ncols);
+    if (threadIdx.x == 0) chunk_count[blockIdx.x] = (int)total;
+}
+
+extern "C" __global__ void split_dense_emit(const int* __restrict__ rows, int nrows, int chunks,
+                                            int ncols, const int* __restrict__ flag_pool,
+                                            const value_t* __restrict__ val_pool,
+                                            const int* __restrict__ chunk_count,
+                                            const int* __restrict__ c_ptr,
+                                            int* __restrict__ c_col, value_t* __restrict__ c_val,
+                                            int has_vals) {
+    int r = blockIdx.x / chunks, ch = blockIdx.x % chunks;
+    if (r >= nrows) return;
+    int row = rows[r];
+    const int* flags = flag_pool + (size_t)r * (size_t)ncols;
+    const value_t* vals = val_pool + (size_t)r * (size_t)ncols;
+    // Entries of this row's earlier chunks.
+    long long before = 0;
+    for (int i = threadIdx.x; i < ch; i += blockDim.x) before += chunk_count[r * chunks + i];
+    long long sum;
+    block_exclusive_scan(before, &sum);
+    __syncthreads();
+    int c0 = ch * (int)blockDim.x * DENSE_RUN + threadIdx.x * DENSE_RUN;
+    int f[DENSE_RUN];
+    int cnt = 0;
+#pragma unroll
+    for (int e = 0; e < DENSE_RUN; ++e) {
+        f[e] = c0 + e < ncols ? flags[c0 + e] : 0;
+        cnt += f[e];
+    }
+    long long total;
+    long long pos = (long long)c_ptr[row] + sum + block_exclusive_scan((long long)cnt, &total);
+#pragma unroll
+    for (int e = 0; e < DENSE_RUN; ++e) {
+        if (f[e]) {
+            c_col[pos] = c0 + e;
+            if (has_vals) c_val[pos] = vals[c0 + e];
+            ++pos;
+        }
+    }
+}
+
+// Numeric bin keys: a row's n_nz, or `split_key` for a row of more than split_at products
+// or more than wide_at entries.
+extern "C" __global__ void num_keys(int m, const int* __restrict__ n,
+                                    const long long* __restrict__ nprod, long long split_at,
+                                    long long wide_at, long long split_key,
+                                    long long* __restrict__ key) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m)
+        key[i] = (n[i] > 0 && (nprod[i] > split_at || (long long)n[i] > wide_at))
+                     ? split_key
+                     : (long long)n[i];
+}
+
+// *out = the largest key[rows[i]] over i < n (out starts at 0).
+extern "C" __global__ void rows_max_key(const int* __restrict__ rows, int n,
+                                        const long long* __restrict__ key,
+                                        unsigned long long* __restrict__ out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicMax(out, (unsigned long long)key[rows[i]]);
 }
 
 // ---- Device-resident inputs and outputs (caller's arrays already on the GPU) ----

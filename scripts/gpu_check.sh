@@ -15,7 +15,10 @@
 # Knobs: MODES (cuda_bench modes), ONLY (regex of product labels), NO_TESTS=1,
 # NO_BENCH=1, SANITIZE (tools, default "memcheck racecheck initcheck synccheck"; "" none),
 # SAN_TIMEOUT (seconds per tool, default 240), TESTS (test-name filter), TIMING (regex of
-# product labels whose phase and bin times go to timing.log).
+# product labels whose phase and bin times go to timing.log), TEST_TIMEOUT (seconds for the
+# suite, default 300), BENCH_TIMEOUT (seconds per product and binary, default 150),
+# BASELINE (a second cuda_bench, e.g. built from the previous commit: its device-resident
+# lines carry "build":"baseline", so an A/B shares the run, the device and cuSPARSE).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=${OUT:-target/gpu-check}
@@ -54,7 +57,7 @@ test_rc=0
 if [ -z "${NO_TESTS:-}" ]; then
   echo "== GPU test suite: $TEST"
   t0=$(date +%s)
-  $TEST > "$OUTDIR/gpu_tests.log" 2>&1
+  timeout "${TEST_TIMEOUT:-300}" $TEST > "$OUTDIR/gpu_tests.log" 2>&1
   test_rc=$?
   grep -E 'SKIPPED|test result|panicked|FAILED|first product|reproducible|^test ' "$OUTDIR/gpu_tests.log"
   echo "GPU test suite: exit $test_rc in $(( $(date +%s) - t0 )) s"
@@ -80,7 +83,11 @@ if [ -z "${NO_BENCH:-}" ]; then
     a="$dir/$an.mtx"; [ -f "$a" ] || { echo "skip $an (not found)"; continue; }
     if [ "$bn" = A ]; then b=A; else b="$dir/$bn.mtx"; fi
     echo "-- $label"
-    timeout 150 "$BENCH" "$a" "$b" "$reps" 0 "$modes" 2>&1 | grep '^{' | tee -a "$OUTDIR/bench.jsonl"
+    timeout "${BENCH_TIMEOUT:-150}" "$BENCH" "$a" "$b" "$reps" 0 "$modes" 2>&1 | grep '^{' | tee -a "$OUTDIR/bench.jsonl"
+    if [ -n "${BASELINE:-}" ]; then
+      timeout "${BENCH_TIMEOUT:-150}" "$BASELINE" "$a" "$b" "$reps" 0 device 2>&1 | grep '^{' \
+        | sed 's/^{/{"build":"baseline",/' | tee -a "$OUTDIR/bench.jsonl"
+    fi
     timeout 120 python3 scripts/cusparse_bench.py "$a" "$b" "$reps" > "$tmp/cusparse.out" 2>&1
     rc=$?
     if grep -q '^{' "$tmp/cusparse.out"; then

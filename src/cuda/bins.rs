@@ -113,6 +113,44 @@ pub fn symbolic_smem(bin: &Bin) -> usize {
     bin.rows_per_block() as usize * bin.tsize as usize * 4
 }
 
+/// Split rows (kernels/spgemm.cu, "Split rows"): a row of more products than
+/// `split_threshold` is shared by several blocks over one global-memory table. One block
+/// per row left a hub or power-law row alone on one multiprocessor while the rest of the
+/// product had finished (docs/GPU.md, 2026-11-27).
+pub const SPLIT_MIN_PRODUCTS: u64 = 16384;
+/// Products per block of a split row (16 per thread of a 512-thread block).
+pub const SPLIT_PART_PRODUCTS: u64 = 8192;
+/// Threads per block of the split kernels that insert products.
+pub const SPLIT_BLOCK: u32 = 512;
+const SPLIT_MAX_PARTS: u64 = 4096;
+/// Device memory for the tables of one batch of split rows.
+pub const SPLIT_BUDGET: usize = 256 << 20;
+
+/// The n_prod above which a row is split: a quarter of an even share of the products per
+/// multiprocessor (a lone block works several times slower than a full multiprocessor),
+/// and never below SPLIT_MIN_PRODUCTS (short rows gain nothing from more blocks).
+pub fn split_threshold(flops: u64, sm_count: u32) -> u64 {
+    SPLIT_MIN_PRODUCTS.max(flops / (4 * u64::from(sm_count.max(1))))
+}
+
+/// Blocks per split row, from the largest row's products.
+pub fn split_parts(largest: u64) -> u32 {
+    largest
+        .div_ceil(SPLIT_PART_PRODUCTS)
+        .clamp(1, SPLIT_MAX_PARTS) as u32
+}
+
+/// Slots of a split row's table for a row of at most `bound` entries (a power of two, at
+/// least twice the bound and 64).
+pub fn split_tsize(bound: u64) -> usize {
+    (2 * bound.max(1)).next_power_of_two().max(64) as usize
+}
+
+/// Split rows per batch: as many tables of `tsize` slots of `slot_bytes` as fit the budget.
+pub fn split_batch(tsize: usize, slot_bytes: usize) -> usize {
+    (SPLIT_BUDGET / (tsize * slot_bytes).max(1)).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +186,22 @@ mod tests {
         assert_eq!(n.last().unwrap().limit, 8192);
         let n32 = numeric(smem, 4);
         assert_eq!(n32.last().unwrap().tsize, 16384);
+    }
+
+    #[test]
+    fn split_rows_policy() {
+        // 132 multiprocessors: 10M products split rows above 18,939; 1M stay at the floor.
+        assert_eq!(split_threshold(10_000_000, 132), 18_939);
+        assert_eq!(split_threshold(1_000_000, 132), SPLIT_MIN_PRODUCTS);
+        assert_eq!(split_threshold(5, 0), SPLIT_MIN_PRODUCTS);
+        assert_eq!(split_parts(1), 1);
+        assert_eq!(split_parts(8193), 2);
+        assert_eq!(split_parts(u64::MAX), 4096);
+        assert_eq!(split_tsize(0), 64);
+        assert_eq!(split_tsize(33), 128);
+        assert_eq!(split_tsize(30_000), 65_536);
+        assert_eq!(split_batch(65_536, 12), 341);
+        assert_eq!(split_batch(1 << 30, 12), 1);
     }
 
     #[test]

@@ -70,7 +70,6 @@ fn no_device<T>(msg: String) -> Result<T> {
 
 const SPGEMM_KERNELS: &[&str] = &[
     "row_nprod",
-    "widen_i32",
     "scan_tiles",
     "scan_tile_sums",
     "scan_finish",
@@ -81,6 +80,18 @@ const SPGEMM_KERNELS: &[&str] = &[
     "num_shared",
     "num_global",
     "num_dense",
+    "split_clear",
+    "sym_split",
+    "num_split_acc",
+    "num_split_out",
+    "num_keys",
+    "rows_max_key",
+    "split_dense_clear",
+    "split_dense_acc",
+    "split_dense_count",
+    "split_dense_emit",
+    "sym_split_dense",
+    "sym_dense_count",
     "idx_from_i32",
     "idx_from_i64",
     "offsets_check",
@@ -182,6 +193,28 @@ fn compile_cubin(source: &str, options: &[String]) -> Result<Vec<u8>> {
     }
 }
 
+/// Lets the device's default memory pool (cudarc allocates from it, stream-ordered) keep
+/// freed memory up to a quarter of the device across synchronisations: with the driver's
+/// default threshold of 0 every synchronisation hands it back and the next product's
+/// allocations map it again. Best effort: without memory pools nothing changes.
+fn keep_freed_memory(ctx: &CudaContext) {
+    let keep = ctx.total_mem().unwrap_or(0) as u64 / 4;
+    let mut pool: cudarc::driver::sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: plain driver calls on a valid device ordinal; the attribute takes a u64.
+    unsafe {
+        use cudarc::driver::sys;
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) == sys::CUresult::CUDA_SUCCESS
+        {
+            let mut v = keep;
+            let _ = sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut v as *mut u64).cast(),
+            );
+        }
+    }
+}
+
 impl Gpu {
     /// Opens device 0. Checks that the driver and NVRTC libraries exist before any call
     /// into them (cudarc panics when a library is missing).
@@ -226,6 +259,7 @@ impl Gpu {
         let smem_per_block =
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
                 as usize;
+        keep_freed_memory(&ctx);
         let name = ctx.name().unwrap_or_else(|_| "unknown".into());
         let main = drv(ctx.new_stream(), "stream creation")?;
         let mut side = Vec::with_capacity(STREAMS);

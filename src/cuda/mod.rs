@@ -45,10 +45,10 @@ pub use io::{COut, ValuesIn};
 pub use device::Gpu;
 #[cfg(all(feature = "cuda", test))]
 pub use device::{Source, compile_ptx_for};
-#[cfg(all(feature = "cuda", test))]
-pub use spgemm::force_global_rows_kernel;
 #[cfg(feature = "cuda")]
 pub use spgemm::{GpuPart, GpuPlan};
+#[cfg(all(feature = "cuda", test))]
+pub use spgemm::{force_global_rows_kernel, force_split_at};
 
 /// A usable GPU (uninhabited without the `cuda` feature).
 #[cfg(not(feature = "cuda"))]

@@ -42,6 +42,9 @@ pub struct GpuPlan {
     value_bytes: usize,
     /// Rows the symbolic phase moved from shared to global-memory tables.
     symbolic_global_rows: usize,
+    /// Rows split across blocks (after the global rows in `num_rows`), their table size,
+    /// blocks per row and each row's products (None: no split rows).
+    split: Option<NumericSplit>,
     /// Rows of C this plan computes, and the entries of A they read (all of A, or the
     /// GPU's rows of a hybrid split).
     rows: usize,
@@ -49,6 +52,17 @@ pub struct GpuPlan {
     /// Entries of C in these rows, and whether each row comes out sorted.
     nnz: usize,
     sorted: bool,
+}
+
+/// The numeric phase's split rows.
+struct NumericSplit {
+    rows: usize,
+    offset: usize,
+    tsize: usize,
+    parts: u32,
+    d_nprod: CudaSlice<i64>,
+    /// B's columns when split rows use dense rows, else 0 (hash tables).
+    dense_cols: usize,
 }
 
 impl std::fmt::Debug for GpuPlan {
@@ -60,6 +74,7 @@ impl std::fmt::Debug for GpuPlan {
             .field("global_tsize", &self.global_tsize)
             .field("global_dense_cols", &self.global_dense_cols)
             .field("symbolic_global_rows", &self.symbolic_global_rows)
+            .field("split_rows", &self.split_rows())
             .finish()
     }
 }
@@ -71,6 +86,11 @@ impl GpuPlan {
         let mut v = self.num_sizes.clone();
         v.push(self.global_rows);
         v
+    }
+
+    /// Rows whose products are shared by several blocks.
+    pub fn split_rows(&self) -> usize {
+        self.split.as_ref().map_or(0, |x| x.rows)
     }
 
     /// Entries of C in this plan's rows.
@@ -343,6 +363,46 @@ pub fn force_global_rows_kernel(kernel: Option<bool>) {
     GLOBAL_ROWS.store(v, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// n_prod above which rows are split across blocks: the plan's policy (0) or a forced value
+/// (tests, so small inputs reach the split kernels).
+static SPLIT_AT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Splits rows of more than `at` products in plans made from now on (None: the policy;
+/// u64::MAX: no split rows at all, the few-wide-rows rule included).
+#[cfg(test)]
+pub fn force_split_at(at: Option<u64>) {
+    SPLIT_AT.store(at.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+}
+
+fn split_at(gpu: &Gpu, flops: u64) -> u64 {
+    match SPLIT_AT.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => bins::split_threshold(flops, gpu.sm_count),
+        at => at,
+    }
+}
+
+/// Whether split rows use dense rows of B's k columns (`slot_bytes` each) rather than
+/// hash tables of `tsize` slots: unless B is far wider than the tables (a dense row is
+/// cleared and read whole), or the tests force one kind.
+fn split_dense(k: usize, slot_bytes: usize, tsize: usize) -> bool {
+    let fits = k * slot_bytes <= bins::SPLIT_BUDGET;
+    match GLOBAL_ROWS.load(std::sync::atomic::Ordering::Relaxed) {
+        GLOBAL_HASH => false,
+        GLOBAL_DENSE => fits,
+        _ => fits && k <= 32 * tsize,
+    }
+}
+
+/// Numeric rows above the last shared bin that are split (dense or hash kernels over many
+/// blocks) when there are at most this many per multiprocessor: one block per row left
+/// most of the device idle while a few wide rows were summed and sorted.
+const FEW_WIDE_ROWS_PER_SM: usize = 2;
+
+/// Launch grid of a grid-stride kernel over n elements.
+fn fill_grid(gpu: &Gpu, n: usize) -> usize {
+    n.div_ceil(256).clamp(1, 8 * gpu.sm_count.max(1) as usize)
+}
+
 fn pool_blocks(gpu: &Gpu, rows: usize, bytes_per_block: usize) -> usize {
     let by_mem = (POOL_BUDGET / bytes_per_block.max(1)).max(1);
     rows.min(2 * gpu.sm_count as usize).min(by_mem).max(1)
@@ -550,6 +610,11 @@ struct Symbolic {
     d_row_nnz: CudaSlice<i32>,
     flops: u64,
     global_rows: usize,
+    /// Each row's products (the split rows' keys and kernels need them), the largest,
+    /// and the n_prod above which rows were split (None: no row was).
+    d_nprod: CudaSlice<i64>,
+    largest: u64,
+    split_at: Option<u64>,
 }
 
 fn symbolic_on_device(
@@ -585,18 +650,51 @@ fn symbolic_on_device(
         )?;
     }
     let stats = drv(s.clone_dtoh(&d_stats), "copy")?;
-    // stats[1] is the longest row's products (for reports; the plan does not keep it).
-    let flops = stats[0];
+    let (flops, largest) = (stats[0], stats[1]);
     timing.mark("symbolic: n_prod per row (flops, largest row back)")?;
 
-    let sbins = bins::symbolic(gpu.smem_per_block);
-    let (d_rows, sizes, offsets) = bin_rows(gpu, &md, &d_nprod, m, &sbins)?;
+    let mut sbins = bins::symbolic(gpu.smem_per_block);
+    let last = sbins.len() - 1;
+    // Rows above the split threshold get a bin of their own after the shared ones.
+    let at = split_at(gpu, flops);
+    let splitting = largest > at;
+    if splitting {
+        sbins[last].limit = at as i64;
+        sbins.push(Bin {
+            limit: i64::MAX,
+            tsize: 0,
+            block: bins::SPLIT_BLOCK,
+            tpr: bins::SPLIT_BLOCK,
+        });
+    }
+    let (d_rows, mut sizes, offsets) = bin_rows(gpu, &md, &d_nprod, m, &sbins)?;
+    let nsplit = if splitting {
+        sizes.pop().unwrap_or(0)
+    } else {
+        0
+    };
     timing.mark("symbolic: bin rows by n_prod")?;
     let mut d_row_nnz = drv(s.alloc_zeros::<i32>(m.max(1)), "alloc")?;
-    let last = sbins.len() - 1;
     let mut d_failed = drv(s.alloc_zeros::<i32>(sizes[last].max(1)), "alloc")?;
     let mut d_nfailed = drv(s.alloc_zeros::<i32>(1), "alloc")?;
-    for (bi, st) in schedule(gpu, &sizes)? {
+    let shared_bins = schedule(gpu, &sizes)?;
+    if nsplit > 0 {
+        // On the main stream, beside the shared bins on the side streams.
+        let rows = d_rows.slice(offsets[last + 1]..offsets[last + 1] + nsplit);
+        symbolic_split(
+            gpu,
+            &md,
+            &rows,
+            nsplit,
+            largest,
+            k,
+            &dev,
+            &d_nprod,
+            &mut d_row_nnz,
+        )?;
+        timing.bin(s, "sym_split", nsplit, 0)?;
+    }
+    for (bi, st) in shared_bins {
         let bin = &sbins[bi];
         let rows = d_rows.slice(offsets[bi]..offsets[bi] + sizes[bi]);
         let n = sizes[bi] as i32;
@@ -681,7 +779,149 @@ fn symbolic_on_device(
         d_row_nnz,
         flops,
         global_rows: nfailed,
+        d_nprod,
+        largest,
+        split_at: (nsplit > 0).then_some(at),
     })
+}
+
+/// Symbolic counts of split rows on dense rows of k flags, in batches that fit
+/// SPLIT_BUDGET, on the main stream.
+#[allow(clippy::too_many_arguments)]
+fn symbolic_split_dense(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    rows: &cudarc::driver::CudaView<'_, i32>,
+    n: usize,
+    parts: u32,
+    k: usize,
+    dev: &DevStructure,
+    d_nprod: &CudaSlice<i64>,
+    d_row_nnz: &mut CudaSlice<i32>,
+) -> Result<()> {
+    const COLS_PER_BLOCK: usize = 8 * 1024; // DENSE_RUN x 1024 threads
+    let s = &gpu.main;
+    let batch = bins::split_batch(k, 4).min(n);
+    let chunks = k.div_ceil(COLS_PER_BLOCK);
+    // SAFETY: split_dense_clear sets every flag of the batch before sym_split_dense.
+    let mut flags = drv(unsafe { s.alloc::<i32>(batch * k) }, "alloc split rows")?;
+    let mut no_vals = drv(s.alloc_zeros::<u8>(8), "alloc")?;
+    let (pi, ki, ci, zero) = (parts as i32, k as i32, chunks as i32, 0i32);
+    for start in (0..n).step_by(batch) {
+        let nb = batch.min(n - start);
+        let part_rows = rows.slice(start..start + nb);
+        let (nbi, slots) = (nb as i32, (nb * k) as i64);
+        // SAFETY: arguments match split_dense_clear, sym_split_dense and sym_dense_count;
+        // `flags` holds `batch` rows of k flags, `part_rows` nb rows, row_nnz and nprod one
+        // entry per row of A.
+        unsafe {
+            drv(
+                s.launch_builder(md.f("split_dense_clear")?)
+                    .arg(&slots)
+                    .arg(&mut flags)
+                    .arg(&mut no_vals)
+                    .arg(&zero)
+                    .launch(cfg(fill_grid(gpu, nb * k), 256, 0)),
+                "split_dense_clear",
+            )?;
+            drv(
+                s.launch_builder(md.f("sym_split_dense")?)
+                    .arg(&part_rows)
+                    .arg(&nbi)
+                    .arg(&pi)
+                    .arg(&ki)
+                    .arg(&dev.a_ptr)
+                    .arg(&dev.a_col)
+                    .arg(&dev.b_ptr)
+                    .arg(&dev.b_col)
+                    .arg(d_nprod)
+                    .arg(&mut flags)
+                    .launch(cfg(nb * parts as usize, bins::SPLIT_BLOCK, 0)),
+                "sym_split_dense",
+            )?;
+            drv(
+                s.launch_builder(md.f("sym_dense_count")?)
+                    .arg(&part_rows)
+                    .arg(&nbi)
+                    .arg(&ci)
+                    .arg(&ki)
+                    .arg(&flags)
+                    .arg(&mut *d_row_nnz)
+                    .launch(cfg(nb * chunks, 1024, 0)),
+                "sym_dense_count",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Symbolic counts of the split rows `rows` (n of them), in batches whose tables fit
+/// SPLIT_BUDGET, on the main stream.
+#[allow(clippy::too_many_arguments)]
+fn symbolic_split(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    rows: &cudarc::driver::CudaView<'_, i32>,
+    n: usize,
+    largest: u64,
+    k: usize,
+    dev: &DevStructure,
+    d_nprod: &CudaSlice<i64>,
+    d_row_nnz: &mut CudaSlice<i32>,
+) -> Result<()> {
+    let s = &gpu.main;
+    let ts_max = bins::split_tsize(largest.min(k as u64));
+    if ts_max > i32::MAX as usize {
+        return too_big("a split row's hash table", ts_max);
+    }
+    let parts = bins::split_parts(largest);
+    if split_dense(k, 4, ts_max) {
+        return symbolic_split_dense(gpu, md, rows, n, parts, k, dev, d_nprod, d_row_nnz);
+    }
+    let batch = bins::split_batch(ts_max, 4).min(n);
+    let mut pool = drv(s.alloc_zeros::<i32>(batch * ts_max), "alloc split tables")?;
+    // SAFETY: a one-element stand-in; split_clear is told there are no values.
+    let mut no_vals = drv(s.alloc_zeros::<u8>(8), "alloc")?;
+    let (ti, pi, ki, zero) = (ts_max as i32, parts as i32, k as i32, 0i32);
+    for start in (0..n).step_by(batch) {
+        let nb = batch.min(n - start);
+        let part_rows = rows.slice(start..start + nb);
+        let slots = (nb * ts_max) as i64;
+        let nbi = nb as i32;
+        // SAFETY: arguments match split_clear and sym_split; the pool holds `batch` tables
+        // of ts_max slots, `part_rows` nb rows, row_nnz and nprod one entry per row.
+        unsafe {
+            drv(
+                s.launch_builder(md.f("split_clear")?)
+                    .arg(&slots)
+                    .arg(&mut pool)
+                    .arg(&mut no_vals)
+                    .arg(&zero)
+                    .launch(cfg(fill_grid(gpu, nb * ts_max), 256, 0)),
+                "split_clear",
+            )?;
+            drv(
+                s.launch_builder(md.f("sym_split")?)
+                    .arg(&part_rows)
+                    .arg(&nbi)
+                    .arg(&pi)
+                    .arg(&ti)
+                    .arg(&dev.a_ptr)
+                    .arg(&dev.a_col)
+                    .arg(&dev.b_ptr)
+                    .arg(&dev.b_col)
+                    .arg(d_nprod)
+                    .arg(&ki)
+                    .arg(&mut *d_row_nnz)
+                    .arg(&mut pool)
+                    .launch(cfg(nb * parts as usize, bins::SPLIT_BLOCK, 0)),
+                "sym_split",
+            )?;
+        }
+    }
+    // The pool is freed when this returns; the main stream's order keeps it alive for the
+    // kernels (cudarc frees stream-ordered).
+    Ok(())
 }
 
 /// Kernels reject zero-length arrays: an empty input becomes one unused element.
@@ -691,6 +931,40 @@ fn nonempty(v: &[i32]) -> Cow<'_, [i32]> {
     } else {
         Cow::Borrowed(v)
     }
+}
+
+/// Numeric bin keys on the device: a row's n_nz, or SPLIT_KEY for a split row (more than
+/// `split_at` products or more than `wide_at` entries).
+fn numeric_keys(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    (m, sym): (usize, &Symbolic),
+    split_at: i64,
+    wide_at: i64,
+    d_key: &mut CudaSlice<i64>,
+) -> Result<()> {
+    const SPLIT_KEY: i64 = i64::MAX / 4;
+    if m == 0 {
+        return Ok(());
+    }
+    let mi = m as i32;
+    // SAFETY: arguments match num_keys; row_nnz, nprod and key hold m entries each.
+    drv(
+        unsafe {
+            gpu.main
+                .launch_builder(md.f("num_keys")?)
+                .arg(&mi)
+                .arg(&sym.d_row_nnz)
+                .arg(&sym.d_nprod)
+                .arg(&split_at)
+                .arg(&wide_at)
+                .arg(&SPLIT_KEY)
+                .arg(d_key)
+                .launch(cfg(m.div_ceil(256), 256, 0))
+        },
+        "num_keys",
+    )?;
+    Ok(())
 }
 
 /// Groups C's rows by n_nz for the numeric kernels.
@@ -711,31 +985,68 @@ fn plan_numeric(
     let m = d_cptr.len() - 1;
     let md = gpu.module(Source::Spgemm, vt)?;
     let mut d_key = drv(s.alloc_zeros::<i64>(m.max(1)), "alloc")?;
-    if m > 0 {
-        let mi = m as i32;
-        // SAFETY: arguments match widen_i32; both arrays hold at least m entries.
-        drv(
-            unsafe {
-                s.launch_builder(md.f("widen_i32")?)
-                    .arg(&mi)
-                    .arg(&sym.d_row_nnz)
-                    .arg(&mut d_key)
-                    .launch(cfg(m.div_ceil(256), 256, 0))
-            },
-            "widen_i32",
-        )?;
-    }
+    // Split rows (more products than the symbolic phase's threshold, or the few rows too
+    // wide for shared memory) get a key above every n_nz and a bin after the global rows.
+    const SPLIT_KEY: i64 = i64::MAX / 4;
     let mut nbins = bins::numeric(gpu.smem_per_block, value_bytes);
     let shared_limit = nbins.last().map(|b| b.limit).unwrap_or(0);
-    // One more, open-ended bin for the global kernel.
-    nbins.push(Bin {
-        limit: i64::MAX,
-        tsize: 0,
-        block: 1024,
-        tpr: 1024,
-    });
-    let (d_rows, mut sizes, mut offsets) = bin_rows(gpu, &md, &d_key, m, &nbins)?;
-    let widest = if max_row_nnz as i64 > shared_limit {
+    for limit in [SPLIT_KEY - 1, i64::MAX] {
+        nbins.push(Bin {
+            limit,
+            tsize: 0,
+            block: 1024,
+            tpr: 1024,
+        });
+    }
+    let split_at = sym.split_at.map_or(i64::MAX, |a| a as i64);
+    numeric_keys(gpu, &md, (m, &sym), split_at, i64::MAX, &mut d_key)?;
+    let (mut d_rows, mut sizes, mut offsets) = bin_rows(gpu, &md, &d_key, m, &nbins)?;
+    let wide = sizes[sizes.len() - 2];
+    let never = SPLIT_AT.load(std::sync::atomic::Ordering::Relaxed) == u64::MAX;
+    if !never && wide > 0 && wide <= FEW_WIDE_ROWS_PER_SM * gpu.sm_count as usize {
+        numeric_keys(gpu, &md, (m, &sym), split_at, shared_limit, &mut d_key)?;
+        (d_rows, sizes, offsets) = bin_rows(gpu, &md, &d_key, m, &nbins)?;
+    }
+    nbins.pop();
+    let nsplit = sizes.pop().unwrap_or(0);
+    let split_offset = offsets.pop().unwrap_or(0);
+    let split = if nsplit > 0 {
+        let tsize = bins::split_tsize(max_row_nnz as u64);
+        Some(NumericSplit {
+            rows: nsplit,
+            offset: split_offset,
+            tsize,
+            parts: bins::split_parts(sym.largest),
+            d_nprod: sym.d_nprod,
+            dense_cols: if split_dense(k, 4 + value_bytes, tsize) {
+                k
+            } else {
+                0
+            },
+        })
+    } else {
+        None
+    };
+    let global_rows = *sizes.last().unwrap_or(&0);
+    let widest = if split.is_some() && global_rows > 0 {
+        // The longest row may be a split one: the global rows' own longest sizes their tables.
+        let rows = d_rows.slice(offsets[sizes.len() - 1]..offsets[sizes.len() - 1] + global_rows);
+        let mut out = drv(s.alloc_zeros::<u64>(1), "alloc")?;
+        let n = global_rows as i32;
+        // SAFETY: arguments match rows_max_key; `rows` holds n row numbers below m.
+        drv(
+            unsafe {
+                s.launch_builder(md.f("rows_max_key")?)
+                    .arg(&rows)
+                    .arg(&n)
+                    .arg(&d_key)
+                    .arg(&mut out)
+                    .launch(cfg(global_rows.div_ceil(256), 256, 0))
+            },
+            "rows_max_key",
+        )?;
+        drv(s.clone_dtoh(&out), "copy")?[0] as usize
+    } else if split.is_none() && max_row_nnz as i64 > shared_limit {
         max_row_nnz
     } else {
         0
@@ -777,6 +1088,7 @@ fn plan_numeric(
             global_dense_cols,
             value_bytes,
             symbolic_global_rows: sym.global_rows,
+            split,
             rows: m,
             a_entries,
             nnz,
@@ -1267,6 +1579,19 @@ pub fn numeric_part<V: Scalar>(
         timing.bin(st, kernel, g.global_rows, slots as u32)?;
         pools = Some((kp, vp, next));
     }
+    if let Some(sp) = &g.split {
+        // On the main stream, beside the bins on the side streams.
+        numeric_split(
+            gpu,
+            &md,
+            g,
+            sp,
+            (d_aval.get(), d_bval.get(), has_vals),
+            (d_ccol.get_mut(), d_cval.get_mut()),
+            det,
+        )?;
+        timing.bin(s, "num_split", sp.rows, sp.tsize as u32)?;
+    }
     join_side(gpu)?;
     drv(s.synchronize(), "synchronize")?;
     timing.mark("numeric kernels")?;
@@ -1330,6 +1655,197 @@ pub fn numeric_part<V: Scalar>(
     timing.mark("C written")?;
     drop(pools);
     Ok(copy_seconds)
+}
+
+/// The split rows of a numeric call, in batches whose tables fit SPLIT_BUDGET: tables
+/// cleared, products added by `parts` blocks per row, then each row condensed, sorted and
+/// written by one block.
+fn numeric_split(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    g: &GpuPlan,
+    sp: &NumericSplit,
+    (a_val, b_val, has_vals): (&CudaSlice<u8>, &CudaSlice<u8>, i32),
+    (c_col, c_val): (&mut CudaSlice<i32>, &mut CudaSlice<u8>),
+    det: i32,
+) -> Result<()> {
+    if sp.dense_cols > 0 {
+        return numeric_split_dense(
+            gpu,
+            md,
+            g,
+            sp,
+            (a_val, b_val, has_vals),
+            (c_col, c_val),
+            det,
+        );
+    }
+    let s = &gpu.main;
+    let vb = g.value_bytes;
+    let ts = sp.tsize;
+    if ts > i32::MAX as usize {
+        return too_big("a split row's hash table", ts);
+    }
+    let batch = bins::split_batch(ts, 4 + vb).min(sp.rows);
+    // SAFETY: split_clear fills both pools before any kernel reads them.
+    let mut keys = drv(unsafe { s.alloc::<i32>(batch * ts) }, "alloc split tables")?;
+    let mut vals = drv(
+        unsafe { s.alloc::<u8>(batch * ts * vb) },
+        "alloc split tables",
+    )?;
+    let (ti, pi) = (ts as i32, sp.parts as i32);
+    let parts = if det != 0 { 1 } else { sp.parts as usize };
+    let pi = if det != 0 { 1 } else { pi };
+    for start in (0..sp.rows).step_by(batch) {
+        let nb = batch.min(sp.rows - start);
+        let rows = g.num_rows.slice(sp.offset + start..sp.offset + start + nb);
+        let (nbi, slots) = (nb as i32, (nb * ts) as i64);
+        // SAFETY: arguments match split_clear, num_split_acc and num_split_out; the pools
+        // hold `batch` tables of ts slots, `rows` nb rows of C, the value arrays the plan's
+        // entries of A and B (or stand-ins with has_vals = 0), C nnz entries.
+        unsafe {
+            drv(
+                s.launch_builder(md.f("split_clear")?)
+                    .arg(&slots)
+                    .arg(&mut keys)
+                    .arg(&mut vals)
+                    .arg(&has_vals)
+                    .launch(cfg(fill_grid(gpu, nb * ts), 256, 0)),
+                "split_clear",
+            )?;
+            drv(
+                s.launch_builder(md.f("num_split_acc")?)
+                    .arg(&rows)
+                    .arg(&nbi)
+                    .arg(&pi)
+                    .arg(&ti)
+                    .arg(&g.a_ptr)
+                    .arg(&g.a_col)
+                    .arg(a_val)
+                    .arg(&g.b_ptr)
+                    .arg(&g.b_col)
+                    .arg(b_val)
+                    .arg(&sp.d_nprod)
+                    .arg(&g.c_ptr)
+                    .arg(&has_vals)
+                    .arg(&mut keys)
+                    .arg(&mut vals)
+                    .arg(&det)
+                    .launch(cfg(nb * parts, bins::SPLIT_BLOCK, 0)),
+                "num_split_acc",
+            )?;
+            drv(
+                s.launch_builder(md.f("num_split_out")?)
+                    .arg(&rows)
+                    .arg(&nbi)
+                    .arg(&ti)
+                    .arg(&g.c_ptr)
+                    .arg(&mut *c_col)
+                    .arg(&mut *c_val)
+                    .arg(&has_vals)
+                    .arg(&mut keys)
+                    .arg(&mut vals)
+                    .launch(cfg(nb, 1024, 0)),
+                "num_split_out",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The split rows of a numeric call on dense rows of B's k columns: cleared, products
+/// added by `parts` blocks per row, then written in column order by blocks of
+/// DENSE_RUN * 1024 columns (a count pass, then the write placing each block after the
+/// row's earlier ones).
+fn numeric_split_dense(
+    gpu: &Gpu,
+    md: &super::device::Module,
+    g: &GpuPlan,
+    sp: &NumericSplit,
+    (a_val, b_val, has_vals): (&CudaSlice<u8>, &CudaSlice<u8>, i32),
+    (c_col, c_val): (&mut CudaSlice<i32>, &mut CudaSlice<u8>),
+    det: i32,
+) -> Result<()> {
+    const COLS_PER_BLOCK: usize = 8 * 1024; // DENSE_RUN x 1024 threads
+    let s = &gpu.main;
+    let vb = g.value_bytes;
+    let k = sp.dense_cols;
+    let batch = bins::split_batch(k, 4 + vb).min(sp.rows);
+    let chunks = k.div_ceil(COLS_PER_BLOCK);
+    // SAFETY: split_dense_clear fills both pools before any kernel reads them; the chunk
+    // counts are written by split_dense_count before split_dense_emit reads them.
+    let mut flags = drv(unsafe { s.alloc::<i32>(batch * k) }, "alloc split rows")?;
+    let mut vals = drv(unsafe { s.alloc::<u8>(batch * k * vb) }, "alloc split rows")?;
+    let mut counts = drv(unsafe { s.alloc::<i32>(batch * chunks) }, "alloc")?;
+    let parts = if det != 0 { 1 } else { sp.parts as usize };
+    let (pi, ki, ci) = (parts as i32, k as i32, chunks as i32);
+    for start in (0..sp.rows).step_by(batch) {
+        let nb = batch.min(sp.rows - start);
+        let rows = g.num_rows.slice(sp.offset + start..sp.offset + start + nb);
+        let (nbi, slots) = (nb as i32, (nb * k) as i64);
+        // SAFETY: arguments match split_dense_clear/acc/count/emit; the pools hold `batch`
+        // rows of k flags and k values, `counts` batch x chunks entries, `rows` nb rows of
+        // C, the value arrays the plan's entries of A and B (or stand-ins with
+        // has_vals = 0), C nnz entries.
+        unsafe {
+            drv(
+                s.launch_builder(md.f("split_dense_clear")?)
+                    .arg(&slots)
+                    .arg(&mut flags)
+                    .arg(&mut vals)
+                    .arg(&has_vals)
+                    .launch(cfg(fill_grid(gpu, nb * k), 256, 0)),
+                "split_dense_clear",
+            )?;
+            drv(
+                s.launch_builder(md.f("split_dense_acc")?)
+                    .arg(&rows)
+                    .arg(&nbi)
+                    .arg(&pi)
+                    .arg(&ki)
+                    .arg(&g.a_ptr)
+                    .arg(&g.a_col)
+                    .arg(a_val)
+                    .arg(&g.b_ptr)
+                    .arg(&g.b_col)
+                    .arg(b_val)
+                    .arg(&sp.d_nprod)
+                    .arg(&has_vals)
+                    .arg(&mut flags)
+                    .arg(&mut vals)
+                    .arg(&det)
+                    .launch(cfg(nb * parts, bins::SPLIT_BLOCK, 0)),
+                "split_dense_acc",
+            )?;
+            drv(
+                s.launch_builder(md.f("split_dense_count")?)
+                    .arg(&nbi)
+                    .arg(&ci)
+                    .arg(&ki)
+                    .arg(&flags)
+                    .arg(&mut counts)
+                    .launch(cfg(nb * chunks, 1024, 0)),
+                "split_dense_count",
+            )?;
+            drv(
+                s.launch_builder(md.f("split_dense_emit")?)
+                    .arg(&rows)
+                    .arg(&nbi)
+                    .arg(&ci)
+                    .arg(&ki)
+                    .arg(&flags)
+                    .arg(&vals)
+                    .arg(&counts)
+                    .arg(&g.c_ptr)
+                    .arg(&mut *c_col)
+                    .arg(&mut *c_val)
+                    .arg(&has_vals)
+                    .launch(cfg(nb * chunks, 1024, 0)),
+                "split_dense_emit",
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn non_null(p: DevicePtr, what: &str) -> Result<DevicePtr> {

@@ -310,6 +310,8 @@ fn gpu_every_bin_and_global_fallback() {
             .flat_map(|vt| [(vt, Some(false)), (vt, Some(true)), (vt, None)])
         {
             spgemm::cuda::force_global_rows_kernel(global);
+            // No split rows here: the widest row must reach the global symbolic kernel.
+            spgemm::cuda::force_split_at(Some(u64::MAX));
             let plan = check(
                 &h,
                 &a,
@@ -320,6 +322,7 @@ fn gpu_every_bin_and_global_fallback() {
                 &format!("every bin {vt:?} sorted {sorted} global {global:?}"),
             );
             spgemm::cuda::force_global_rows_kernel(None);
+            spgemm::cuda::force_split_at(None);
             let g = plan.gpu_plan().unwrap();
             let sizes = g.numeric_bin_sizes();
             eprintln!(
@@ -347,6 +350,34 @@ fn gpu_every_bin_and_global_fallback() {
                 g.symbolic_global_rows() > 0,
                 "no row overflowed into the global symbolic kernel"
             );
+        }
+        // Rows split across blocks: every row of more than 3000 products (most of the
+        // wide ones, the repeated-B-row one included) in the numeric phase, the widest in
+        // the symbolic phase; hash tables and dense rows.
+        for (vt, dense) in VALUE_TYPES
+            .into_iter()
+            .flat_map(|vt| [(vt, false), (vt, true)])
+        {
+            spgemm::cuda::force_split_at(Some(3000));
+            spgemm::cuda::force_global_rows_kernel(Some(dense));
+            let plan = check(
+                &h,
+                &a,
+                &b,
+                (IndexType::Int32, IndexType::Int32, vt),
+                0,
+                true,
+                &format!("split rows {vt:?} sorted {sorted} dense {dense}"),
+            );
+            spgemm::cuda::force_split_at(None);
+            spgemm::cuda::force_global_rows_kernel(None);
+            let g = plan.gpu_plan().unwrap();
+            eprintln!(
+                "{vt:?} split at 3000, dense {dense}: numeric rows per bin {:?}, split rows {}",
+                g.numeric_bin_sizes(),
+                g.split_rows()
+            );
+            assert!(g.split_rows() > 0, "no split row");
         }
     }
 }
@@ -1203,14 +1234,17 @@ fn gpu_reproducible_bits_every_run() {
     );
     let (ot, it, vt) = (IndexType::Int32, IndexType::Int32, ValueType::Float64);
     let cases = [
-        (&short, None, "shared bins"),
-        (&wide, Some(false), "global hash"),
-        (&wide, Some(true), "global dense"),
+        (&short, None, None, "shared bins"),
+        (&wide, Some(false), Some(u64::MAX), "global hash"),
+        (&wide, Some(true), Some(u64::MAX), "global dense"),
+        (&wide, Some(false), Some(5000), "split rows, hash"),
+        (&wide, Some(true), Some(5000), "split rows, dense"),
     ];
-    for ((a, b), kernel, label) in cases {
+    for ((a, b), kernel, split, label) in cases {
         let ta = typed(a, ot, it, vt, 0, true);
         let tb = typed(b, ot, it, vt, 0, true);
         spgemm::cuda::force_global_rows_kernel(kernel);
+        spgemm::cuda::force_split_at(split);
         h.options.reproducible = true;
         let plan = spgemm::symbolic(&h, &ta.any(), &tb.any(), F32).unwrap();
         let one = numeric_out(&h, &plan, &ta, &tb, F32, true).unwrap();
@@ -1248,6 +1282,13 @@ fn gpu_reproducible_bits_every_run() {
              default mode = reproducible bits in {free_same}",
             one.bits.len()
         );
+        if split.is_some_and(|at| at < u64::MAX) {
+            assert!(
+                plan.gpu_plan().unwrap().split_rows() > 0,
+                "{label}: no split row"
+            );
+        }
     }
     spgemm::cuda::force_global_rows_kernel(None);
+    spgemm::cuda::force_split_at(None);
 }
