@@ -390,14 +390,16 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 let entry = std::mem::size_of::<I>() + value_bytes;
                 record::budget_bytes(a.nnz() * entry, b.nnz() * entry)
             };
-            let keep = ctx.keep_columns && est.is_some_and(|e| record::pays(e.flops, m, budget));
+            let keep = ctx.keep_columns
+                && est.is_some_and(|e| record::pays(e.flops, m, budget, ctx.structure_wanted));
             let cb = match est {
                 Some(e) if e.pays(b.nnz(), keep && ctx.sorted) => compress::compress_rows(b)?,
                 _ => None,
             };
             // Unsorted over a plain B the record costs a store per product, more than the
-            // first numeric call saves (docs/DESIGN-NOTES.md, cpu::record).
-            let keep = keep && (ctx.sorted || cb.is_some());
+            // first numeric call saves (docs/DESIGN-NOTES.md, cpu::record); less than the
+            // pass that would otherwise form the structure the caller asked for.
+            let keep = keep && (ctx.sorted || cb.is_some() || ctx.structure_wanted);
             let counted = gustavson::symbolic_dense(
                 &ctx.state.workspace,
                 a,

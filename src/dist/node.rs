@@ -86,11 +86,14 @@ impl DistIdx for i64 {
 /// node kernels guarantee) for the bitwise equality of `docs/DISTRIBUTED.md`.
 pub trait NodeSpgemm: NodeSpmm {
     type Plan: Send;
+    /// `structure`: a call without values (C's structure) follows; the node may keep C's
+    /// columns to answer it.
     fn spgemm_symbolic(
         &self,
         a: &AnyCsr<'_>,
         b: &AnyCsr<'_>,
         format: OutputFormat,
+        structure: bool,
     ) -> Result<Self::Plan>;
     /// Entries of C.
     fn spgemm_nnz(&self, p: &Self::Plan) -> usize;

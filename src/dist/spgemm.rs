@@ -68,6 +68,7 @@ struct Part<'a, O: Idx, I: Idx, V: DistScalar> {
 struct Transpose<I, V> {
     /// `sbuf[s] = values[src[s]]`: A's entries in the order they are sent.
     send_src: Vec<usize>,
+    /// The entries other ranks send and receive (this rank's own pieces are empty).
     counts: Counts,
     sbuf: Vec<V>,
     rbuf: Vec<V>,
@@ -216,15 +217,17 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
             owner(cols, g)
         }
     };
-    // Entries per rank, and this rank's own per row of A^T (the counting sort's counts).
+    // Entries per other rank (this rank's own are not sent: its count stays 0), and this
+    // rank's own per row of A^T (the counting sort's counts).
     let mut count = vec![0usize; p];
     let mut offs = vec![0i64; c1 - c0 + 1];
     for &c in csr.col_indices() {
         let g = csr.col_of(c);
         let q = dest(g);
-        count[q] += 1;
         if q == me {
             offs[g - c0 + 1] += 1;
+        } else {
+            count[q] += 1;
         }
     }
     let counts = Counts::exchange(w, &count, "A^T entries")?;
@@ -232,33 +235,37 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
     for q in 1..p {
         at[q] = at[q - 1] + count[q - 1];
     }
-    let nnz = csr.nnz();
-    // Only the places of other ranks' entries are written (`values` skips this rank's).
-    let mut send_src = vec![0usize; nnz];
-    let mut pairs = vec![0u64; 2 * nnz];
-    for i in 0..csr.nrows() {
-        for e in csr.row_range(i) {
-            let g = csr.col(e);
-            let q = dest(g);
-            if q != me {
-                let s = at[q];
-                at[q] += 1;
-                send_src[s] = e;
-                pairs[2 * s] = (a.start + i) as u64;
-                pairs[2 * s + 1] = g as u64;
+    let mut send_src = vec![0usize; counts.send_len];
+    let mut pairs = vec![0u64; 2 * counts.send_len];
+    if counts.send_len > 0 {
+        for i in 0..csr.nrows() {
+            for e in csr.row_range(i) {
+                let g = csr.col(e);
+                let q = dest(g);
+                if q != me {
+                    let s = at[q];
+                    at[q] += 1;
+                    send_src[s] = e;
+                    pairs[2 * s] = (a.start + i) as u64;
+                    pairs[2 * s + 1] = g as u64;
+                }
             }
         }
     }
     let two = agree(w, counts.times(2, "A^T entries"))?;
     let mut got = vec![0u64; two.recv_len];
     two.run_sparse(w, &pairs, &mut got, || ());
+    drop(pairs);
     // Rows of A^T here: the columns this rank owns; a counting sort by row, stable, over
-    // the received entries in rank order with this rank's own in its place.
-    let (_, ro) = counts.own();
-    let n_in = counts.recv_len;
-    for e in (0..ro.start).chain(ro.end..n_in) {
+    // the received entries in rank order with this rank's own between the lower and the
+    // higher ranks' (where its empty piece lies).
+    let own_n = offs.iter().sum::<i64>() as usize;
+    let n_got = counts.recv_len;
+    let lower = counts.own().1.start;
+    for e in 0..n_got {
         offs[got[2 * e + 1] as usize - c0 + 1] += 1;
     }
+    let n_in = n_got + own_n;
     for t in 0..c1 - c0 {
         offs[t + 1] += offs[t];
     }
@@ -271,7 +278,7 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
         recv_src[d] = src;
         tcols[d] = I::try_from_usize(row).expect("checked above");
     };
-    for e in 0..ro.start {
+    for e in 0..lower {
         place(got[2 * e + 1] as usize - c0, e, got[2 * e] as usize);
     }
     for i in 0..csr.nrows() {
@@ -282,7 +289,7 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
             }
         }
     }
-    for e in ro.end..n_in {
+    for e in lower..n_got {
         place(got[2 * e + 1] as usize - c0, e, got[2 * e] as usize);
     }
     let (s, r) = two.others();
@@ -308,12 +315,7 @@ const OWN: usize = 1 << (usize::BITS - 1);
 impl<I: DistIdx, V: DistScalar> Transpose<I, V> {
     /// Moves A's current values to the rows of A^T. Collective.
     fn values(&mut self, w: &SimpleCommunicator, a: &[V]) {
-        let (so, _) = self.counts.own();
-        let src = &self.send_src;
-        let gather =
-            |to: &mut [V], from: &[usize]| to.iter_mut().zip(from).for_each(|(x, &e)| *x = a[e]);
-        gather(&mut self.sbuf[..so.start], &src[..so.start]);
-        gather(&mut self.sbuf[so.end..], &src[so.end..]);
+        (self.sbuf.iter_mut().zip(&self.send_src)).for_each(|(x, &e)| *x = a[e]);
         self.counts.run_sparse(w, &self.sbuf, &mut self.rbuf, || ());
         for (v, &r) in self.vals.iter_mut().zip(&self.recv_src) {
             *v = if r >= OWN { a[r - OWN] } else { self.rbuf[r] };
@@ -456,6 +458,7 @@ fn erased<'a, I: DistIdx, V: DistScalar>(
 }
 
 /// The symbolic phase of op(A) * B, op(A) this rank's rows (`a`, or its transpose).
+/// `structure`: [`Product::structure`] follows (the node may keep C's columns for it).
 /// Collective.
 #[allow(clippy::too_many_arguments)]
 fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
@@ -467,6 +470,7 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
     b: &Part<'_, OB, I, V>,
     format: OutputFormat,
     c_offsets: Option<OffsetSliceMut<'_>>,
+    structure: bool,
 ) -> Result<Product<I, V, N::Plan>> {
     let me = w.rank() as usize;
     let mut bytes = (0u64, 0u64);
@@ -545,11 +549,12 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
                 .map(|&o| o - a_offs[r.start])
                 .collect();
             let (cols, inner): (Vec<I>, usize) = if is_own {
-                let local = |c: I| I::try_from_usize(col(c) - own_rows.start);
-                let cols = raw_cols[e.clone()].iter().map(|&c| local(c));
-                let cols = cols
-                    .collect::<Option<_>>()
-                    .expect("below a column of op(A)");
+                // A local row of B is below a column of op(A), which fits I. (An exact-size
+                // map: collecting into Option<Vec> would grow the vector by doubling.)
+                let local = |c: I| {
+                    I::try_from_usize(col(c) - own_rows.start).expect("below a column of op(A)")
+                };
+                let cols = raw_cols[e.clone()].iter().map(|&c| local(c)).collect();
                 (cols, own_rows.len())
             } else {
                 let cols = renumbered.next().expect("one per block without own rows");
@@ -559,9 +564,12 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
             let node_plan = match &own {
                 Some(o) if is_own => {
                     let be = erased::<I, V>(&o.offs, &o.cols, None, ncols);
-                    node.spgemm_symbolic(&ae, &be, node_format)?
+                    node.spgemm_symbolic(&ae, &be, node_format, structure)?
                 }
-                _ => node.spgemm_symbolic(&ae, &imp.erased(ncols, false), node_format)?,
+                _ => {
+                    let be = imp.erased(ncols, false);
+                    node.spgemm_symbolic(&ae, &be, node_format, structure)?
+                }
             };
             segs.push(Segment {
                 nnz: node.spgemm_nnz(&node_plan),
@@ -889,6 +897,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             &ob.part(),
             format,
             Some(c_offsets),
+            false,
         )?;
         let stages = Stages::One(Box::new(prod));
         Ok(Self::assemble(
@@ -952,6 +961,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             &op_.part(),
             inner_format,
             Some(OffsetSliceMut::I64(&mut ap_offs)),
+            true,
         )?;
         let zero = I::try_from_usize(0).expect("0 fits");
         let mut inter = Intermediate {
@@ -983,6 +993,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             &pap,
             format,
             Some(c_offsets),
+            false,
         )?;
         let stages = Stages::Rap {
             ap: Box::new(ap),

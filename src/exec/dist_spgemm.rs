@@ -150,6 +150,7 @@ mod on {
             a: &AnyCsr<'_>,
             b: &AnyCsr<'_>,
             format: OutputFormat,
+            structure: bool,
         ) -> Result<Plan> {
             // The backend built A and B (valid) and keeps them unchanged: no validation
             // here; the caller's matrices are checked by the backend.
@@ -157,7 +158,7 @@ mod on {
                 validate: false,
                 ..*self.o
             };
-            crate::exec::symbolic_fixed_inputs(self.e, &o, a, b, format)
+            crate::exec::symbolic_fixed_inputs(self.e, &o, a, b, format, structure)
         }
         fn spgemm_nnz(&self, p: &Plan) -> usize {
             p.nnz()

@@ -130,6 +130,7 @@ impl Engine {
             // Only where every numeric call checks the structure (the record replaces the
             // discovery of C's columns) and no memory limit asks for the leanest plan.
             keep_columns: o.validate && o.memory_limit == 0,
+            structure_wanted: false,
         }
     }
 }

@@ -158,6 +158,8 @@ struct SymbolicOp<'e> {
     format: OutputFormat,
     /// The inputs never change structure (see [`numeric_fixed_inputs`]).
     fixed: bool,
+    /// The caller reads C's structure right after this phase (see `cpu::Ctx`).
+    structure: bool,
 }
 
 impl PatternPairOp for SymbolicOp<'_> {
@@ -186,6 +188,7 @@ impl PatternPairOp for SymbolicOp<'_> {
             // kept for them as where every call checks it.
             ctx.keep_columns = o.memory_limit == 0;
         }
+        ctx.structure_wanted = self.structure;
         if o.memory_limit > 0 && matches!(route, Route::Cpu) {
             symbolic_footprint(&ctx, (op_a, &a), (op_b, &b))
                 .check(o.memory_limit, "the symbolic phase")?;
@@ -455,12 +458,14 @@ pub fn symbolic(
     (op_b, b): (Op, &AnyCsr<'_>),
     format: OutputFormat,
 ) -> Result<Plan> {
-    symbolic_op(e, o, (op_a, a), (op_b, b), format, false)
+    symbolic_op(e, o, (op_a, a), (op_b, b), format, (false, false))
 }
 
 /// [`symbolic`] for inputs whose structure cannot change before or between the numeric
 /// calls, which go through [`numeric_fixed_inputs`] (the distributed backend's own
 /// matrices): the plan may keep C's columns (`cpu::record`) with validation off.
+/// `structure`: a numeric call without values (C's structure) comes next, which the
+/// kept columns then answer.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn symbolic_fixed_inputs(
     e: &Engine,
@@ -468,9 +473,10 @@ pub(crate) fn symbolic_fixed_inputs(
     a: &AnyCsr<'_>,
     b: &AnyCsr<'_>,
     format: OutputFormat,
+    structure: bool,
 ) -> Result<Plan> {
     let nn = Op::NonTranspose;
-    symbolic_op(e, o, (nn, a), (nn, b), format, true)
+    symbolic_op(e, o, (nn, a), (nn, b), format, (true, structure))
 }
 
 fn symbolic_op(
@@ -479,7 +485,7 @@ fn symbolic_op(
     (op_a, a): (Op, &AnyCsr<'_>),
     (op_b, b): (Op, &AnyCsr<'_>),
     format: OutputFormat,
-    fixed: bool,
+    (fixed, structure): (bool, bool),
 ) -> Result<Plan> {
     let ops = (op_a, op_b);
     let op = SymbolicOp {
@@ -488,6 +494,7 @@ fn symbolic_op(
         ops,
         format,
         fixed,
+        structure,
     };
     dispatch_pattern_pair(a, b, op)
 }

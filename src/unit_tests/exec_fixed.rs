@@ -10,11 +10,12 @@ use spgemm::{Handle, IndexSliceMut, OffsetSliceMut, Op, Options, OutputFormat, V
 
 /// Runs the symbolic phase, a call without values (the distributed backend's structure
 /// call) and `values.len()` numeric calls, one per set of A's values; returns the offsets,
-/// the columns and each call's values.
+/// the columns and each call's values. `fixed`: through the fixed-input calls, with
+/// `structure` (the structure call announced to the symbolic phase).
 fn run(
     h: &Handle,
     o: &Options,
-    fixed: bool,
+    (fixed, structure): (bool, bool),
     (a, b): (&Csr, &Csr),
     values: &[Vec<f64>],
 ) -> (Vec<i64>, Vec<i32>, Vec<Vec<f64>>, usize) {
@@ -37,7 +38,7 @@ fn run(
     let (ta, tb) = (csr(a), csr(b));
     let nn = Op::NonTranspose;
     let plan = if fixed {
-        exec::symbolic_fixed_inputs(e, o, &ta.any(), &tb.any(), format)
+        exec::symbolic_fixed_inputs(e, o, &ta.any(), &tb.any(), format, structure)
     } else {
         exec::symbolic(e, o, (nn, &ta.any()), (nn, &tb.any()), format)
     }
@@ -99,8 +100,8 @@ fn fixed_inputs_keep_c_columns_and_match_the_checked_path() {
             validate: false,
             ..checked
         };
-        let want = run(&h, &checked, false, (&a, &b), &values);
-        let got = run(&h, &fixed, true, (&a, &b), &values);
+        let want = run(&h, &checked, (false, false), (&a, &b), &values);
+        let got = run(&h, &fixed, (true, false), (&a, &b), &values);
         assert_eq!(got.0, want.0, "offsets (sorted {sorted})");
         assert_eq!(got.1, want.1, "columns (sorted {sorted})");
         for (g, w) in got.2.iter().zip(&want.2) {
@@ -134,6 +135,85 @@ fn fixed_inputs_keep_c_columns_and_match_the_checked_path() {
                     (v - rv).abs() <= 1e-12 * (1.0 + rv.abs()),
                     "row {i}: {v} vs {rv}"
                 );
+            }
+        }
+    }
+}
+
+#[test]
+fn announced_structure_keeps_c_columns_of_short_rows() {
+    let h = Handle::new(2).unwrap();
+    let mut rng = Rng::new(2028);
+    // A*P of an aggregation hierarchy: A a band of up to 9 entries per row (some dropped,
+    // explicit zeros), P one or two entries per row (aggregates of 4 rows); about 12
+    // products for 3-4 columns per row. No record without the announcement (64 products
+    // per row), one with it, sorted or not; C bitwise the checked path's either way.
+    let n = 20_000;
+    let mut a = Csr {
+        nrows: n,
+        ncols: n,
+        ptr: vec![0],
+        col: Vec::new(),
+        val: Vec::new(),
+    };
+    for i in 0..n {
+        for j in i.saturating_sub(4)..(i + 5).min(n) {
+            if rng.below(10) > 0 {
+                a.col.push(j);
+                a.val
+                    .push(if rng.below(20) == 0 { 0.0 } else { rng.unit() });
+            }
+        }
+        a.ptr.push(a.col.len());
+    }
+    let mut b = Csr {
+        nrows: n,
+        ncols: n / 4,
+        ptr: vec![0],
+        col: Vec::new(),
+        val: Vec::new(),
+    };
+    for i in 0..n {
+        b.col.push(i / 4);
+        b.val.push(rng.unit());
+        if i % 4 == 3 && i / 4 + 1 < n / 4 {
+            b.col.push(i / 4 + 1);
+            b.val.push(rng.unit());
+        }
+        b.ptr.push(b.col.len());
+    }
+    let values: Vec<Vec<f64>> = (0..2)
+        .map(|k| {
+            a.val
+                .iter()
+                .map(|&x| x * (k as f64 + 0.5) + 0.125)
+                .collect()
+        })
+        .collect();
+    for sorted in [true, false] {
+        let checked = Options {
+            sorted_output: sorted,
+            small_path: false,
+            ..Options::default()
+        };
+        let fixed = Options {
+            validate: false,
+            ..checked
+        };
+        let want = run(&h, &checked, (false, false), (&a, &b), &values);
+        let plain = run(&h, &fixed, (true, false), (&a, &b), &values);
+        let got = run(&h, &fixed, (true, true), (&a, &b), &values);
+        assert_eq!(
+            plain.3, 0,
+            "short rows: no record unless announced (sorted {sorted})"
+        );
+        assert!(got.3 > 0, "announced: C's columns kept (sorted {sorted})");
+        for r in [&plain, &got] {
+            assert_eq!(r.0, want.0, "offsets (sorted {sorted})");
+            assert_eq!(r.1, want.1, "columns (sorted {sorted})");
+            for (g, w) in r.2.iter().zip(&want.2) {
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(g), bits(w), "values (sorted {sorted})");
             }
         }
     }
