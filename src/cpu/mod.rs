@@ -90,6 +90,6 @@ pub struct Ctx<'a> {
     /// The dense symbolic phase keeps C's columns in the plan ([`record`]).
     pub keep_columns: bool,
     /// The caller reads C's structure right after the symbolic phase: a record pays
-    /// whatever the products per row ([`record::pays`]).
+    /// whatever the products per row and predicted size ([`record::pays`]).
     pub structure_wanted: bool,
 }

@@ -105,13 +105,15 @@ pub const MIN_PRODUCTS_PER_ROW: f64 = 64.0;
 pub const PRODUCTS_PER_ENTRY: f64 = 4.0;
 
 /// Whether a product of `flops` multiplications (an estimate) over `m` rows gets a record
-/// of at most `budget` bytes: rows with enough products (or `structure`: the caller reads
-/// C's columns right after the symbolic phase, which the record then hands out instead
-/// of a second pass over the product), and a predicted size within the budget (a record
-/// that outgrows it is dropped part-way, its writing wasted).
+/// of at most `budget` bytes: rows with enough products, and a predicted size within the
+/// budget (a record that outgrows it is dropped part-way, its writing wasted). With
+/// `structure` (the caller reads C's columns right after the symbolic phase, which the
+/// record then hands out instead of a second pass over the product) always: the pass it
+/// saves costs more than the writing, and the budget still ends a record that outgrows it.
 pub fn pays(flops: f64, m: usize, budget: usize, structure: bool) -> bool {
-    (structure || flops >= MIN_PRODUCTS_PER_ROW * m as f64)
-        && flops / PRODUCTS_PER_ENTRY * 4.0 <= budget as f64
+    structure
+        || (flops >= MIN_PRODUCTS_PER_ROW * m as f64
+            && flops / PRODUCTS_PER_ENTRY * 4.0 <= budget as f64)
 }
 
 /// Bytes a record may take: half the bytes of A and B (structure and values). C of the

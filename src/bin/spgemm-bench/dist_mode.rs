@@ -3,6 +3,7 @@
 //! ```text
 //! mpirun -np P spgemm-bench dist-spgemm (--a A --b B|A | --atb A,B | --rap R,A,P | --ptap A,P)
 //!        [--reps N (default 5)] [--threads T (default 1 per rank)] [--sorted 0|1 (default 1: PETSc's rows are sorted)]
+//!        [--validate 0|1 (default 1, the library's default: each call checks the matrices)]
 //! ```
 //!
 //! Every rank reads the inputs (Matrix Market files or `gen:NAME`) and keeps its rows:
@@ -51,6 +52,7 @@ pub(crate) mod on {
         reps: usize,
         threads: usize,
         sorted: bool,
+        validate: bool,
     }
 
     fn parse(args: &[String]) -> std::result::Result<Cfg, String> {
@@ -61,6 +63,7 @@ pub(crate) mod on {
             reps: 5,
             threads: 1,
             sorted: true,
+            validate: true,
         };
         let mut a = None;
         let mut b = None;
@@ -82,6 +85,7 @@ pub(crate) mod on {
                 "--reps" => c.reps = val()?.parse().map_err(|e| format!("--reps: {e}"))?,
                 "--threads" => c.threads = val()?.parse().map_err(|e| format!("--threads: {e}"))?,
                 "--sorted" => c.sorted = val()? == "1",
+                "--validate" => c.validate = val()? == "1",
                 x => return Err(format!("unknown argument {x}")),
             }
         }
@@ -96,7 +100,7 @@ pub(crate) mod on {
             2
         };
         if c.inputs.len() != want || c.reps == 0 || c.threads == 0 {
-            return Err("usage: spgemm-bench dist-spgemm (--a A --b B|A | --atb A,B | --rap R,A,P | --ptap A,P) [--reps N] [--threads T] [--sorted 0|1]".into());
+            return Err("usage: spgemm-bench dist-spgemm (--a A --b B|A | --atb A,B | --rap R,A,P | --ptap A,P) [--reps N] [--threads T] [--sorted 0|1] [--validate 0|1]".into());
         }
         Ok(c)
     }
@@ -236,6 +240,7 @@ pub(crate) mod on {
         let mut h = Handle::new(c.threads).map_err(e)?;
         h.options.backend = spgemm::Backend::Cpu;
         h.options.sorted_output = c.sorted;
+        h.options.validate = c.validate;
         // SAFETY: the world communicator is live; c2f converts its handle.
         let fh = unsafe { mpi::ffi::RSMPI_Comm_c2f(w.as_raw()) };
         let comm = DistComm::from_fortran(fh).map_err(e)?;
@@ -306,7 +311,7 @@ pub(crate) mod on {
             .map(|s| format!("\"{}\"", crate::input_name(s)))
             .collect();
         Ok(format!(
-            "{{\"lib\":\"libspgemm\",\"mode\":\"{}\",\"np\":{p},\"threads\":{},\"sorted\":{},\"inputs\":[{}],\"reps\":{},\
+            "{{\"lib\":\"libspgemm\",\"mode\":\"{}\",\"np\":{p},\"threads\":{},\"sorted\":{},\"validate\":{},\"inputs\":[{}],\"reps\":{},\
 \"symbolic_s\":{symbolic_s:.6e},\"numeric_s\":{numeric_s:.6e},\"total_s\":{:.6e},\"reuse_s\":{:.6e},\
 \"nnzC\":{nnz},\"sumabsC\":{sumabs:.10e},\"flops\":{flops},\"rows_imported_max\":{rows_max},\
 \"numeric_bytes_received_max\":{bytes_max},\"numeric_bytes_received_sum\":{bytes_sum},\
@@ -314,6 +319,7 @@ pub(crate) mod on {
             c.mode,
             c.threads,
             c.sorted,
+            c.validate,
             names.join(","),
             c.reps,
             median(totals),
