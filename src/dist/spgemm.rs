@@ -72,9 +72,10 @@ struct Transpose<I, V> {
     counts: Counts,
     sbuf: Vec<V>,
     rbuf: Vec<V>,
-    /// `vals[t] = rbuf[recv_src[t]]`, or `a[recv_src[t] - OWN]` for the entries this rank
-    /// sends itself (read from A directly, not through the buffers).
-    recv_src: Vec<usize>,
+    /// Where each value of A^T comes from (see [`Sources`]).
+    recv_src: Sources,
+    /// A's local entries when the plan was made (the sources below it are A's).
+    own: usize,
     offs: Vec<i64>,
     cols: Vec<I>,
     vals: Vec<V>,
@@ -269,29 +270,18 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
     for t in 0..c1 - c0 {
         offs[t + 1] += offs[t];
     }
-    let mut next: Vec<i64> = offs[..c1 - c0].to_vec();
-    let mut recv_src = vec![0usize; n_in];
-    let mut tcols = vec![I::try_from_usize(0).expect("0 fits"); n_in];
-    let mut place = |t: usize, src: usize, row: usize| {
-        let d = next[t] as usize;
-        next[t] += 1;
-        recv_src[d] = src;
-        tcols[d] = I::try_from_usize(row).expect("checked above");
+    let got = Received {
+        pairs: &got,
+        lower,
+        c0,
     };
-    for e in 0..lower {
-        place(got[2 * e + 1] as usize - c0, e, got[2 * e] as usize);
-    }
-    for i in 0..csr.nrows() {
-        for e in csr.row_range(i) {
-            let g = csr.col(e);
-            if (c0..c1).contains(&g) {
-                place(g - c0, OWN + e, a.start + i);
-            }
-        }
-    }
-    for e in lower..n_got {
-        place(got[2 * e + 1] as usize - c0, e, got[2 * e] as usize);
-    }
+    let (recv_src, tcols) = if csr.nnz().saturating_add(n_got) <= u32::MAX as usize {
+        let (s, t) = place_sources::<u32, _, _, _>(&offs, &got, a, (c0, c1));
+        (Sources::Narrow(s), t)
+    } else {
+        let (s, t) = place_sources::<usize, _, _, _>(&offs, &got, a, (c0, c1));
+        (Sources::Wide(s), t)
+    };
     let (s, r) = two.others();
     let wsz = 8;
     Ok((
@@ -302,6 +292,7 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
             vals: vec![V::ZERO; n_in],
             counts,
             recv_src,
+            own: csr.nnz(),
             offs,
             cols: tcols,
         },
@@ -309,16 +300,114 @@ fn transpose_symbolic<O: Idx, I: DistIdx, V: DistScalar>(
     ))
 }
 
-/// Marks a source index of A^T's values that is an entry of A (see `Transpose::recv_src`).
-const OWN: usize = 1 << (usize::BITS - 1);
+/// Where each value of A^T comes from: source `s` below A's local entries is entry `s` of
+/// A (this rank's own, read in place), above it entry `s - nnz(A)` of the receive buffer.
+/// 32-bit where every source fits: half the bytes each numeric call reads.
+enum Sources {
+    Narrow(Vec<u32>),
+    Wide(Vec<usize>),
+}
+
+/// A source index of [`Sources`].
+trait Source: Copy {
+    fn at(s: usize) -> Self;
+    fn get(self) -> usize;
+}
+
+impl Source for u32 {
+    #[inline(always)]
+    fn at(s: usize) -> Self {
+        s as u32
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+impl Source for usize {
+    #[inline(always)]
+    fn at(s: usize) -> Self {
+        s
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+}
+
+/// The (row of A, column) pairs a transpose received, in rank order; this rank's own
+/// entries belong between the first `lower` (the lower ranks') and the rest.
+struct Received<'g> {
+    pairs: &'g [u64],
+    lower: usize,
+    c0: usize,
+}
+
+/// The counting sort of A^T's rows (`offs`: their offsets): each entry's source (see
+/// [`Sources`]) and its column of A^T (a global row of A), stable over the received
+/// entries in rank order with this rank's own (from `a`, columns `c0..c1`) in their place.
+fn place_sources<S: Source, O: Idx, I: DistIdx, V: DistScalar>(
+    offs: &[i64],
+    got: &Received<'_>,
+    a: &Part<'_, O, I, V>,
+    (c0, c1): (usize, usize),
+) -> (Vec<S>, Vec<I>) {
+    let csr = &a.csr;
+    let own = csr.nnz();
+    let n = *offs.last().expect("rows + 1 offsets") as usize;
+    let mut next: Vec<i64> = offs[..offs.len() - 1].to_vec();
+    let mut src = vec![S::at(0); n];
+    let mut cols = vec![I::try_from_usize(0).expect("0 fits"); n];
+    let mut place = |t: usize, s: usize, row: usize| {
+        let d = next[t] as usize;
+        next[t] += 1;
+        src[d] = S::at(s);
+        cols[d] = I::try_from_usize(row).expect("checked above");
+    };
+    let n_got = got.pairs.len() / 2;
+    let received = |e: usize| {
+        (
+            got.pairs[2 * e + 1] as usize - got.c0,
+            got.pairs[2 * e] as usize,
+        )
+    };
+    for e in 0..got.lower {
+        let (t, row) = received(e);
+        place(t, own + e, row);
+    }
+    for i in 0..csr.nrows() {
+        for e in csr.row_range(i) {
+            let g = csr.col(e);
+            if (c0..c1).contains(&g) {
+                place(g - c0, e, a.start + i);
+            }
+        }
+    }
+    for e in got.lower..n_got {
+        let (t, row) = received(e);
+        place(t, own + e, row);
+    }
+    (src, cols)
+}
+
+/// `vals[t]` from its source (see [`Sources`]).
+fn gather<S: Source, V: Copy>(vals: &mut [V], src: &[S], a: &[V], rbuf: &[V], own: usize) {
+    for (v, &s) in vals.iter_mut().zip(src) {
+        let s = s.get();
+        *v = if s < own { a[s] } else { rbuf[s - own] };
+    }
+}
 
 impl<I: DistIdx, V: DistScalar> Transpose<I, V> {
     /// Moves A's current values to the rows of A^T. Collective.
     fn values(&mut self, w: &SimpleCommunicator, a: &[V]) {
         (self.sbuf.iter_mut().zip(&self.send_src)).for_each(|(x, &e)| *x = a[e]);
         self.counts.run_sparse(w, &self.sbuf, &mut self.rbuf, || ());
-        for (v, &r) in self.vals.iter_mut().zip(&self.recv_src) {
-            *v = if r >= OWN { a[r - OWN] } else { self.rbuf[r] };
+        let own = self.own;
+        match &self.recv_src {
+            Sources::Narrow(s) => gather(&mut self.vals, s, a, &self.rbuf, own),
+            Sources::Wide(s) => gather(&mut self.vals, s, a, &self.rbuf, own),
         }
     }
 }
