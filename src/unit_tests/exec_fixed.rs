@@ -18,7 +18,7 @@ fn run(
     (fixed, structure): (bool, bool),
     (a, b): (&Csr, &Csr),
     values: &[Vec<f64>],
-) -> (Vec<i64>, Vec<i32>, Vec<Vec<f64>>, usize) {
+) -> Run {
     let e = h.engine();
     let format = OutputFormat {
         offsets: IndexType::Int64,
@@ -69,6 +69,32 @@ fn run(
     (offs, cols, out, record)
 }
 
+/// The checked path's options and the fixed-input path's (validation off), sorted or not.
+fn options(sorted: bool) -> (Options, Options) {
+    let checked = Options {
+        sorted_output: sorted,
+        small_path: false,
+        ..Options::default()
+    };
+    let fixed = Options {
+        validate: false,
+        ..checked
+    };
+    (checked, fixed)
+}
+
+type Run = (Vec<i64>, Vec<i32>, Vec<Vec<f64>>, usize);
+
+/// `got`'s offsets, columns and every call's values are `want`'s, bit for bit.
+fn assert_same(got: &Run, want: &Run, sorted: bool) {
+    assert_eq!(got.0, want.0, "offsets (sorted {sorted})");
+    assert_eq!(got.1, want.1, "columns (sorted {sorted})");
+    for (g, w) in got.2.iter().zip(&want.2) {
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(g), bits(w), "values (sorted {sorted})");
+    }
+}
+
 #[test]
 fn fixed_inputs_keep_c_columns_and_match_the_checked_path() {
     let h = Handle::new(2).unwrap();
@@ -91,23 +117,10 @@ fn fixed_inputs_keep_c_columns_and_match_the_checked_path() {
         .map(|k| a.val.iter().map(|&x| x * (k as f64 + 1.5) - 0.25).collect())
         .collect();
     for sorted in [true, false] {
-        let checked = Options {
-            sorted_output: sorted,
-            small_path: false,
-            ..Options::default()
-        };
-        let fixed = Options {
-            validate: false,
-            ..checked
-        };
+        let (checked, fixed) = options(sorted);
         let want = run(&h, &checked, (false, false), (&a, &b), &values);
         let got = run(&h, &fixed, (true, false), (&a, &b), &values);
-        assert_eq!(got.0, want.0, "offsets (sorted {sorted})");
-        assert_eq!(got.1, want.1, "columns (sorted {sorted})");
-        for (g, w) in got.2.iter().zip(&want.2) {
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(g), bits(w), "values (sorted {sorted})");
-        }
+        assert_same(&got, &want, sorted);
         // As much of C's columns kept as the checked plan keeps (sorted: some).
         assert_eq!(got.3, want.3, "record bytes (sorted {sorted})");
         if sorted {
@@ -191,15 +204,7 @@ fn announced_structure_keeps_c_columns_of_short_rows() {
         })
         .collect();
     for sorted in [true, false] {
-        let checked = Options {
-            sorted_output: sorted,
-            small_path: false,
-            ..Options::default()
-        };
-        let fixed = Options {
-            validate: false,
-            ..checked
-        };
+        let (checked, fixed) = options(sorted);
         let want = run(&h, &checked, (false, false), (&a, &b), &values);
         let plain = run(&h, &fixed, (true, false), (&a, &b), &values);
         let got = run(&h, &fixed, (true, true), (&a, &b), &values);
@@ -209,12 +214,7 @@ fn announced_structure_keeps_c_columns_of_short_rows() {
         );
         assert!(got.3 > 0, "announced: C's columns kept (sorted {sorted})");
         for r in [&plain, &got] {
-            assert_eq!(r.0, want.0, "offsets (sorted {sorted})");
-            assert_eq!(r.1, want.1, "columns (sorted {sorted})");
-            for (g, w) in r.2.iter().zip(&want.2) {
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(g), bits(w), "values (sorted {sorted})");
-            }
+            assert_same(r, &want, sorted);
         }
     }
 }
