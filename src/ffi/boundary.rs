@@ -1,21 +1,27 @@
 //! The panic boundary and last-error bookkeeping shared by every entry point.
 
 use std::cell::RefCell;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 
 use parking_lot::Mutex;
 
 use super::spgemm_status_t;
 use crate::error::{Error, Result, Status};
 
+/// An error text; `None` is the empty one, which owns no memory: a successful call (which
+/// clears the text) frees the failure's message and allocates nothing, so no memory of the
+/// library outlives the call sequence that made it (a failure's text is freed by the next
+/// successful call on the same thread or handle).
+type Text = Option<CString>;
+
 thread_local! {
     /// Message of the calling thread's most recent failed call (any object).
-    static THREAD_LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static THREAD_LAST_ERROR: RefCell<Text> = const { RefCell::new(None) };
 }
 
 /// Last-error text kept by a handle.
 #[derive(Default)]
-pub struct LastError(Mutex<CString>);
+pub struct LastError(Mutex<Text>);
 
 impl LastError {
     pub fn set(&self, msg: &str) {
@@ -23,7 +29,7 @@ impl LastError {
     }
     pub fn ptr(&self) -> *const std::ffi::c_char {
         // The CString's buffer stays put until the next `set`; the header documents that.
-        self.0.lock().as_ptr()
+        text_ptr(&self.0.lock())
     }
 }
 
@@ -31,16 +37,20 @@ fn to_cstring(msg: &str) -> CString {
     CString::new(msg.replace('\0', " ")).unwrap_or_default()
 }
 
-/// Replaces `text` by `msg`; clearing a text already empty allocates nothing (every
-/// successful call clears it).
-fn set_text(text: &mut CString, msg: &str) {
-    if !(msg.is_empty() && text.is_empty()) {
-        *text = to_cstring(msg);
-    }
+/// Replaces `text` by `msg` (empty: `None`).
+fn set_text(text: &mut Text, msg: &str) {
+    *text = (!msg.is_empty()).then(|| to_cstring(msg));
 }
 
+/// The text as C reads it: the empty one is a static "".
+fn text_ptr(text: &Text) -> *const std::ffi::c_char {
+    text.as_deref().unwrap_or(EMPTY).as_ptr()
+}
+
+const EMPTY: &CStr = c"";
+
 pub fn thread_last_error_ptr() -> *const std::ffi::c_char {
-    THREAD_LAST_ERROR.with(|e| e.borrow().as_ptr())
+    THREAD_LAST_ERROR.with(|e| text_ptr(&e.borrow()))
 }
 
 /// Runs `f`, turning an error or a panic into a status code. A failure's message goes to

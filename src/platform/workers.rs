@@ -129,8 +129,17 @@ impl Drop for Pool {
         for j in std::mem::take(&mut *self.joins.lock()) {
             let _ = j.join();
         }
+        // The workers' deques deferred their buffers to the epoch collector; a few
+        // advances collect them now (each flush may move the epoch on by one, and garbage
+        // is freed two epochs after it was deferred).
+        for _ in 0..EPOCH_FLUSHES {
+            crossbeam_epoch::pin().flush();
+        }
     }
 }
+
+/// Epoch advances at a pool's end (see `Pool::drop`).
+const EPOCH_FLUSHES: usize = 4;
 
 fn build_pool(
     threads: usize,
