@@ -38,6 +38,30 @@ const F32: OutputFormat = OutputFormat {
 
 /// Runs C = A*B on the GPU handle and compares with the reference (rows sorted first when
 /// the handle leaves them unsorted). Returns the plan for further checks.
+/// [`check`] of an int32 product with values under the test hooks `split` (rows split
+/// across blocks from this many products) and `global` (dense or hash global rows),
+/// both reset afterwards.
+fn check_forced(
+    (h, a, b, vt): (&Handle, &Csr, &Csr, ValueType),
+    (split, global): (Option<u64>, Option<bool>),
+    what: &str,
+) -> Plan {
+    spgemm::cuda::force_split_at(split);
+    spgemm::cuda::force_global_rows_kernel(global);
+    let plan = check(
+        h,
+        a,
+        b,
+        (IndexType::Int32, IndexType::Int32, vt),
+        0,
+        true,
+        what,
+    );
+    spgemm::cuda::force_split_at(None);
+    spgemm::cuda::force_global_rows_kernel(None);
+    plan
+}
+
 fn check(
     h: &Handle,
     a: &Csr,
@@ -309,20 +333,12 @@ fn gpu_every_bin_and_global_fallback() {
             .into_iter()
             .flat_map(|vt| [(vt, Some(false)), (vt, Some(true)), (vt, None)])
         {
-            spgemm::cuda::force_global_rows_kernel(global);
             // No split rows here: the widest row must reach the global symbolic kernel.
-            spgemm::cuda::force_split_at(Some(u64::MAX));
-            let plan = check(
-                &h,
-                &a,
-                &b,
-                (IndexType::Int32, IndexType::Int32, vt),
-                0,
-                true,
+            let plan = check_forced(
+                (&h, &a, &b, vt),
+                (Some(u64::MAX), global),
                 &format!("every bin {vt:?} sorted {sorted} global {global:?}"),
             );
-            spgemm::cuda::force_global_rows_kernel(None);
-            spgemm::cuda::force_split_at(None);
             let g = plan.gpu_plan().unwrap();
             let sizes = g.numeric_bin_sizes();
             eprintln!(
@@ -358,19 +374,11 @@ fn gpu_every_bin_and_global_fallback() {
             .into_iter()
             .flat_map(|vt| [(vt, false), (vt, true)])
         {
-            spgemm::cuda::force_split_at(Some(3000));
-            spgemm::cuda::force_global_rows_kernel(Some(dense));
-            let plan = check(
-                &h,
-                &a,
-                &b,
-                (IndexType::Int32, IndexType::Int32, vt),
-                0,
-                true,
+            let plan = check_forced(
+                (&h, &a, &b, vt),
+                (Some(3000), Some(dense)),
                 &format!("split rows {vt:?} sorted {sorted} dense {dense}"),
             );
-            spgemm::cuda::force_split_at(None);
-            spgemm::cuda::force_global_rows_kernel(None);
             let g = plan.gpu_plan().unwrap();
             eprintln!(
                 "{vt:?} split at 3000, dense {dense}: numeric rows per bin {:?}, split rows {}",
