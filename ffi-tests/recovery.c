@@ -146,6 +146,43 @@ static void test_failed_calls_do_not_poison(void) {
     }
 }
 
+/* Found by the long fuzz run (segments 6-13's slow class): B has 2^31 - 1 columns and its
+ * row 2 spans [1, 0) (offsets decrease), A's row 2 uses that row, validation off. The
+ * symbolic phase sized its accumulators from the wrapped row length (2^31 entries: 0.2-5 s
+ * of page clearing, gigabytes, then "success" with a garbage plan); it must fail at once
+ * saying validation was off, and the handle must still multiply right. (KKDENSE is left
+ * out: forced, it sizes its accumulator by B's 2^31 columns whatever the rows say.) */
+static void test_wrapped_row_of_b(void) {
+    static const spgemm_algorithm_t algs[] = {SPGEMM_ALG_AUTO, SPGEMM_ALG_KKLP, SPGEMM_ALG_KKMEM};
+    static const int32_t a_rp[] = {0, 0, 0, 1, 1, 3}, a_ci[] = {2, 0, 3};
+    static const int32_t b_rp[] = {0, 0, 1, 0, 1, 3, 3}, b_ci[] = {2147483599, 1, 61};
+    static const double v[] = {1, 1, 1};
+    for (size_t i = 0; i < sizeof algs / sizeof algs[0]; i++) {
+        for (int threads = 1; threads <= 3; threads += 2) {
+            spgemm_handle_t *h = NULL;
+            CHECK_OK(NULL, spgemm_create(&h));
+            CHECK_OK(h, spgemm_set_num_threads(h, threads));
+            CHECK_OK(h, spgemm_set_validation(h, 0));
+            CHECK_OK(h, spgemm_set_algorithm(h, algs[i]));
+            spgemm_matrix_t *a = make(5, 6, a_rp, a_ci, v), *b = make(6, INT32_MAX, b_rp, b_ci, v);
+            spgemm_plan_t *plan = NULL;
+            spgemm_status_t s = spgemm_symbolic(h, a, b, SPGEMM_INDEX_INT64, SPGEMM_INDEX_INT64,
+                                                SPGEMM_INDEX_BASE_ONE, NULL, &plan);
+            if (!CHECK(s == SPGEMM_STATUS_INVALID_STRUCTURE && plan == NULL &&
+                       strstr(spgemm_last_error(h), "validation is off") != NULL)) {
+                fprintf(stderr, "  algorithm %d, %d threads: status %d: %s\n", (int)algs[i],
+                        threads, (int)s, spgemm_last_error(h));
+            }
+            spgemm_plan_destroy(plan);
+            spgemm_matrix_destroy(a);
+            spgemm_matrix_destroy(b);
+            CHECK_OK(h, spgemm_set_algorithm(h, SPGEMM_ALG_AUTO));
+            CHECK(valid_product_is_right(h));
+            spgemm_destroy(h);
+        }
+    }
+}
+
 static void test_thread_limits(void) {
     spgemm_handle_t *h = NULL;
     CHECK_OK(NULL, spgemm_create(&h));
@@ -251,6 +288,7 @@ static void test_last_error_follows_the_latest_call(void) {
 
 int main(void) {
     test_failed_calls_do_not_poison();
+    test_wrapped_row_of_b();
     test_thread_limits();
     test_nothing_printed();
     test_spmm_k_zero();

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::common::csr::CsrRef;
-use crate::error::Result;
+use crate::error::{Result, Status, err};
 use crate::platform::alloc::try_filled;
 use crate::types::{Idx, Scalar};
 
@@ -33,32 +33,46 @@ pub fn flop_profile<O: Idx, I: Idx, V: Scalar>(
     clens: Option<&[u32]>,
 ) -> Result<FlopProfile> {
     let m = a.nrows();
+    let b_nnz = b.nnz() as u64;
     let mut prefix = try_filled(m + 1, 0u64, "flop counts")?;
-    let (max_row, ctotal) = prefix[1..]
+    // A row of B longer than B (offsets that decrease or run past the entries: validation
+    // off) would size every accumulator from garbage; `bad` keeps the first such row.
+    let (max_row, ctotal, bad) = prefix[1..]
         .par_iter_mut()
         .enumerate()
         .with_min_len(1024)
         .map(|(i, f)| {
             let mut flops = 0u64;
             let mut cflops = 0u64;
-            match clens {
-                Some(cl) => {
-                    for p in a.row_range(i) {
-                        let j = a.col(p);
-                        flops += b.row_len(j) as u64;
-                        cflops += cl[j] as u64;
-                    }
+            let mut bad = usize::MAX;
+            for p in a.row_range(i) {
+                let j = a.col(p);
+                let len = b.row_len(j) as u64;
+                if len > b_nnz {
+                    bad = bad.min(j);
+                    continue;
                 }
-                None => {
-                    for p in a.row_range(i) {
-                        flops += b.row_len(a.col(p)) as u64;
-                    }
+                flops += len;
+                if let Some(cl) = clens {
+                    cflops += cl[j] as u64;
                 }
             }
             *f = flops;
-            (flops, cflops)
+            (flops, cflops, bad)
         })
-        .reduce(|| (0, 0), |x, y| (x.0.max(y.0), x.1 + y.1));
+        .reduce(
+            || (0, 0, usize::MAX),
+            |x, y| (x.0.max(y.0), x.1 + y.1, x.2.min(y.2)),
+        );
+    if bad != usize::MAX {
+        return err(
+            Status::Internal,
+            format!(
+                "row {bad} of B spans {} entries but B holds {b_nnz}",
+                b.row_len(bad) as i64
+            ),
+        );
+    }
     for i in 0..m {
         prefix[i + 1] += prefix[i];
     }
