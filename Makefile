@@ -464,6 +464,26 @@ fuzz-check: fuzz-build
 	mkdir -p $(FUZZ_ARTIFACTS) $(BUILD)/fuzz-check-corpus
 	$(FUZZ_ENV) $(BUILD)/spgemm_fuzz $(FUZZ_FLAGS) -seed=1 -runs=$(FUZZ_RUNS) $(BUILD)/fuzz-check-corpus fuzz/corpus
 
+# The long run of docs/ROBUSTNESS.md: FUZZ_JOBS workers (libFuzzer's fork mode, a finding
+# does not end it) for FUZZ_SECONDS at nice 19, from build/fuzz-long/corpus (kept between
+# runs, seeded from fuzz/corpus). The harness and the library are copied there first, so
+# rebuilds meanwhile do not change what runs; the log is build/fuzz-long/run.log (its last
+# "#N:" line is the execution count).
+FUZZ_JOBS ?= $(shell nproc)
+FUZZ_LONG := $(BUILD)/fuzz-long
+.PHONY: fuzz-long
+fuzz-long: fuzz-build
+	mkdir -p $(FUZZ_LONG)/corpus $(FUZZ_LONG)/artifacts $(FUZZ_LONG)/lib
+	cp -n fuzz/corpus/* $(FUZZ_LONG)/corpus/
+	rm -f $(FUZZ_LONG)/lib/libspgemm.so.0 $(FUZZ_LONG)/spgemm_fuzz
+	cp $(LIBDIR)/libspgemm.so.0 $(FUZZ_LONG)/lib/libspgemm.so.0
+	cp $(BUILD)/spgemm_fuzz $(FUZZ_LONG)/spgemm_fuzz
+	cd $(FUZZ_LONG) && LD_LIBRARY_PATH=$$PWD/lib $(FUZZ_ENV) nice -n 19 ./spgemm_fuzz \
+	  -fork=$(FUZZ_JOBS) -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=20 \
+	  -rss_limit_mb=4096 -max_len=4096 -artifact_prefix=artifacts/ -print_final_stats=1 \
+	  -max_total_time=$(FUZZ_SECONDS) corpus > run.log 2>&1; \
+	  grep '^#' run.log | tail -1
+
 # The corpus through the replay build (no libFuzzer, no sanitizers), e.g. with CC=gcc.
 fuzz-replay: lib $(BUILD)/fuzz_replay
 	RUST_BACKTRACE=0 $(BUILD)/fuzz_replay fuzz/corpus
