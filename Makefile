@@ -423,7 +423,8 @@ examples-check: lib | $(BUILD)
 
 # ---- Fuzzing the C ABI (fuzz/README.md) and valgrind (docs/ROBUSTNESS.md) ----
 # libFuzzer comes with Debian's clang (package libclang-rt-14-dev). The harness is built with
-# ASan+UBSan; libspgemm itself is not instrumented (Rust sanitizers need a nightly compiler).
+# ASan+UBSan; libspgemm is not (Rust sanitizers need a nightly compiler) but carries
+# SanitizerCoverage's counters (fuzz-lib below).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= 2000
@@ -440,15 +441,34 @@ VALGRIND_ENV := RUST_BACKTRACE=0 HWLOC_COMPONENTS=-x86 SPGEMM_FUZZ_MALLOC=1
 
 .PHONY: fuzz fuzz-build fuzz-check fuzz-replay valgrind
 
-$(BUILD)/spgemm_fuzz: fuzz/spgemm_fuzz.c include/spgemm.h | $(BUILD)
+# The library libFuzzer drives, built with SanitizerCoverage's inline 8-bit counters and PC
+# table (the LLVM pass by name, which stable rustc accepts), so that inputs are kept for the
+# library's branches they reach, not only the harness's. `--target` keeps the flags off
+# build scripts and proc macros (host programs, not linked with libFuzzer's runtime). Only
+# spgemm_fuzz links it: its counters resolve against libFuzzer's runtime.
+HOST_TRIPLE := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+FUZZ_LIBDIR := target/fuzz-cov/$(HOST_TRIPLE)/release
+FUZZ_RUSTFLAGS := -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=3 \
+	-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table
+.PHONY: fuzz-lib
+fuzz-lib:
+	RUSTFLAGS="$(FUZZ_RUSTFLAGS)" $(CARGO) build --release --lib --target $(HOST_TRIPLE) \
+	  --target-dir target/fuzz-cov
+	ln -sf libspgemm.so $(FUZZ_LIBDIR)/libspgemm.so.0
+
+# Relinked whenever fuzz-lib ran (the counters' module is the library's build).
+$(FUZZ_LIBDIR)/libspgemm.so.0: fuzz-lib ;
+
+$(BUILD)/spgemm_fuzz: fuzz/spgemm_fuzz.c include/spgemm.h $(FUZZ_LIBDIR)/libspgemm.so.0 | $(BUILD)
 	$(FUZZ_CC) -g -O1 $(CFLAGS_STRICT) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -fno-omit-frame-pointer -Iinclude $< -o $@ $(LINK_SO) -lm
+	  -fno-omit-frame-pointer -Iinclude fuzz/spgemm_fuzz.c -o $@ -L$(FUZZ_LIBDIR) -lspgemm \
+	  -Wl,-rpath,$(abspath $(FUZZ_LIBDIR)) -lm
 
 # The same harness with a plain main() instead of libFuzzer: any C compiler, runs files once.
 $(BUILD)/fuzz_replay: fuzz/spgemm_fuzz.c include/spgemm.h | $(BUILD)
 	$(CC) -g -O1 $(CFLAGS_STRICT) -DSPGEMM_FUZZ_REPLAY -Iinclude $< -o $@ $(LINK_SO) -lm
 
-fuzz-build: lib $(BUILD)/spgemm_fuzz $(BUILD)/fuzz_replay
+fuzz-build: lib fuzz-lib $(BUILD)/spgemm_fuzz $(BUILD)/fuzz_replay
 
 # FUZZ_SECONDS of fuzzing from the committed corpus (new inputs go to build/fuzz-corpus, so
 # the committed corpus only changes by hand); crashes are written to build/fuzz-artifacts/.
@@ -476,7 +496,7 @@ fuzz-long: fuzz-build
 	mkdir -p $(FUZZ_LONG)/corpus $(FUZZ_LONG)/artifacts $(FUZZ_LONG)/lib
 	cp -n fuzz/corpus/* $(FUZZ_LONG)/corpus/
 	rm -f $(FUZZ_LONG)/lib/libspgemm.so.0 $(FUZZ_LONG)/spgemm_fuzz
-	cp $(LIBDIR)/libspgemm.so.0 $(FUZZ_LONG)/lib/libspgemm.so.0
+	cp $(FUZZ_LIBDIR)/libspgemm.so.0 $(FUZZ_LONG)/lib/libspgemm.so.0
 	cp $(BUILD)/spgemm_fuzz $(FUZZ_LONG)/spgemm_fuzz
 	cd $(FUZZ_LONG) && LD_LIBRARY_PATH=$$PWD/lib $(FUZZ_ENV) nice -n 19 ./spgemm_fuzz \
 	  -fork=$(FUZZ_JOBS) -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=20 \
