@@ -446,7 +446,7 @@ VALGRIND_ENV := RUST_BACKTRACE=0 HWLOC_COMPONENTS=-x86 SPGEMM_FUZZ_MALLOC=1
 # library's branches they reach, not only the harness's. `--target` keeps the flags off
 # build scripts and proc macros (host programs, not linked with libFuzzer's runtime). Only
 # spgemm_fuzz links it: its counters resolve against libFuzzer's runtime.
-HOST_TRIPLE := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),x86_64-unknown-linux-gnu)
 FUZZ_LIBDIR := target/fuzz-cov/$(HOST_TRIPLE)/release
 FUZZ_RUSTFLAGS := -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=3 \
 	-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table
