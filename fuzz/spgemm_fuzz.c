@@ -122,11 +122,13 @@ static void dump_trace(void) {
     out_str("--- end ---\n");
 }
 
-/* The reference product and the comparisons of C against it are the harness's own loops:
-   their comparison tracing (a callback per compare) took 40% of an execution and guides
-   nothing in the library, so they are left out of libFuzzer's coverage instrumentation. */
+/* The harness's own data loops (reference products, comparisons of C and Y against them,
+   generating, storing and decoding arrays) are left out of libFuzzer's coverage
+   instrumentation: their comparison tracing (a callback per compare) took 40% of an
+   execution and guides nothing in the library (noinline: inlined code is instrumented as
+   its caller is). */
 #if defined(__clang__) && __clang_major__ >= 13
-#define NO_COVERAGE __attribute__((no_sanitize("coverage")))
+#define NO_COVERAGE __attribute__((no_sanitize("coverage"), noinline))
 #else
 #define NO_COVERAGE
 #endif
@@ -233,6 +235,7 @@ static uint64_t rd_below(rd_t *r, uint64_t n) {
 }
 
 /* splitmix64: bulk contents from a seed in the input (large matrices cost 4 bytes, not nnz). */
+NO_COVERAGE
 static uint64_t mix(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -297,19 +300,23 @@ static size_t isz(int t) { return t == SPGEMM_INDEX_INT32 ? 4 : 8; }
 static size_t vsz(int t) { return t == SPGEMM_VALUE_FLOAT32 ? 4 : 8; }
 
 /* Raw index as the library sees it; size_t entries above INT64_MAX come back negative. */
+NO_COVERAGE
 static int64_t ld_idx(const void *a, int t, int64_t i) {
     if (t == SPGEMM_INDEX_INT32) return ((const int32_t *)a)[i];
     if (t == SPGEMM_INDEX_INT64) return ((const int64_t *)a)[i];
     return (int64_t)((const size_t *)a)[i];
 }
+NO_COVERAGE
 static void st_idx(void *a, int t, int64_t i, int64_t x) {
     if (t == SPGEMM_INDEX_INT32) ((int32_t *)a)[i] = (int32_t)x;
     else if (t == SPGEMM_INDEX_INT64) ((int64_t *)a)[i] = x;
     else ((size_t *)a)[i] = (size_t)x;
 }
+NO_COVERAGE
 static double ld_val(const void *a, int t, int64_t i) {
     return t == SPGEMM_VALUE_FLOAT32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
 }
+NO_COVERAGE
 static void st_val(void *a, int t, int64_t i, double x) {
     if (t == SPGEMM_VALUE_FLOAT32) ((float *)a)[i] = (float)x;
     else ((double *)a)[i] = x;
@@ -604,6 +611,7 @@ static void tmat_describe(tmat_t *t) {
 }
 
 /* Writes the legal content into fresh typed arrays. */
+NO_COVERAGE
 static void tmat_materialize(tmat_t *t) {
     int64_t i;
     buf_get(&t->rp, t->s_rp, ((size_t)t->m + 1) * isz(t->ot));
@@ -623,6 +631,7 @@ static void tmat_materialize(tmat_t *t) {
  * (first offset != base, last offset below base). Returns 1 and fills *out when the
  * contents are legal (offsets non-decreasing, indices in range).
  */
+NO_COVERAGE
 static int tmat_decode(const tmat_t *t, ref_t *out, int *o1) {
     int64_t i, nnz, first = ld_idx(t->rp.p, t->ot, 0), last = ld_idx(t->rp.p, t->ot, t->m);
     int size_t_big = t->ot == SPGEMM_INDEX_SIZE_T && (first < 0 || last < 0);
@@ -686,6 +695,7 @@ static int64_t col_from(rd_t *r, int64_t ncols) {
  * A legal m x n matrix: explicit entries from the bytes (small), or from a seeded generator
  * (rows of random length, duplicates, unsorted rows, occasional special values).
  */
+NO_COVERAGE
 static void gen_ref(rd_t *r, ref_t *a, int64_t m, int64_t n, int64_t max_nnz) {
     unsigned mode = rd8(r);
     int64_t i, nnz = 0, cap = 0;
@@ -1330,20 +1340,132 @@ static void spmm_probe(st_t *s, const tmat_t *t, const spmm_args_t *g) {
     ref_free(&pa.pr);
 }
 
+/* One SpMM check's arrays: X and Y as the library reads them (x0, y0; SPMM_SENT marks an
+   entry of Y outside the used part, or one already checked), the reference and its bound. */
+typedef struct {
+    int vt, op, layout, k;
+    int64_t rows, yr, ldx, ldy, nx, ny;
+    double alpha, beta;
+    double *x0, *y0, *yref, *yabs;
+} spmm_data_t;
+#define SPMM_SENT 12345.75
+
+static int64_t spmm_yq(const spmm_data_t *d, int64_t i, int64_t j) {
+    return d->layout == SPGEMM_LAYOUT_ROW_MAJOR ? i * d->ldy + j : j * d->ldy + i;
+}
+
+/* X from the seed; Y's used entries from the seed (NaN when beta = 0: Y must not be read). */
+NO_COVERAGE
+static void spmm_fill(spmm_data_t *d, void *x, void *y, unsigned seed) {
+    int64_t p, i, j;
+    for (p = 0; p < d->nx; p++) {
+        d->x0[p] = x_value((seed * 31u + (unsigned)p * 7u) & 255u);
+        st_val(x, d->vt, p, d->x0[p]);
+        d->x0[p] = ld_val(x, d->vt, p); /* what the library reads (1e300 is inf as a float) */
+    }
+    for (p = 0; p < d->ny; p++) {
+        d->y0[p] = SPMM_SENT;
+        st_val(y, d->vt, p, SPMM_SENT);
+    }
+    for (i = 0; i < d->yr; i++)
+        for (j = 0; j < d->k; j++) {
+            int64_t q = spmm_yq(d, i, j);
+            if (q < 0 || q >= d->ny) continue;
+            d->y0[q] = d->beta == 0.0 ? NAN : x_value((seed + (unsigned)q * 13u) & 255u);
+            st_val(y, d->vt, q, d->y0[q]);
+            d->y0[q] = ld_val(y, d->vt, q);
+        }
+}
+
+/* Reference: Y = alpha * op(A) X + beta * Y (alpha 0: A, X unread; beta 0: Y unread). */
+NO_COVERAGE
+static void spmm_reference(spmm_data_t *d, const ref_t *a, int valid) {
+    int64_t i, j, p, k = d->k, yr = d->yr;
+    double alpha = d->alpha, beta = d->beta;
+    for (i = 0; i < yr; i++)
+        for (j = 0; j < k; j++) d->yabs[spmm_yq(d, i, j)] = 0.0;
+    if (alpha != 0.0 && valid) {
+        double *sum = (double *)xcalloc((size_t)(yr * k) + 1, sizeof(double));
+        double *sab = (double *)xcalloc((size_t)(yr * k) + 1, sizeof(double));
+        for (i = 0; i < d->rows; i++)
+            for (p = a->rp[i]; p < a->rp[i + 1]; p++) {
+                int64_t c = a->ci[p], orow = d->op ? c : i, xrow = d->op ? i : c;
+                for (j = 0; j < k; j++) {
+                    double xv = d->x0[d->layout == SPGEMM_LAYOUT_ROW_MAJOR ? xrow * d->ldx + j : j * d->ldx + xrow];
+                    sum[orow * k + j] += a->v[p] * xv;
+                    if (isfinite(a->v[p] * xv)) sab[orow * k + j] += fabs(a->v[p] * xv);
+                    else if (isfinite(a->v[p]) && isfinite(xv)) sab[orow * k + j] = INFINITY; /* overflow */
+                }
+            }
+        for (i = 0; i < yr; i++)
+            for (j = 0; j < k; j++) {
+                int64_t q = spmm_yq(d, i, j);
+                double by = beta == 0.0 ? 0.0 : beta * d->y0[q];
+                d->yref[q] = alpha * sum[i * k + j] + by;
+                d->yabs[q] = fabs(alpha) * sab[i * k + j] + (beta == 0.0 || !isfinite(by) ? 0.0 : fabs(by));
+                if (isnan(d->yabs[q])) d->yabs[q] = 0.0; /* NaN alpha: the NaN reference decides */
+                if (isnan(alpha) || (beta != 0.0 && isnan(beta))) d->yref[q] = NAN;
+            }
+        free(sum);
+        free(sab);
+    } else {
+        for (i = 0; i < yr; i++)
+            for (j = 0; j < k; j++) {
+                int64_t q = spmm_yq(d, i, j);
+                d->yref[q] = beta == 0.0 ? 0.0 : beta * d->y0[q];
+                d->yabs[q] = isfinite(d->yref[q]) ? fabs(d->yref[q]) : 0.0;
+            }
+    }
+}
+
+/* Y's used entries against the reference; each checked entry is then marked SPMM_SENT. */
+NO_COVERAGE
+static void spmm_check_used(spmm_data_t *d, const void *y) {
+    int64_t i, j;
+    for (i = 0; i < d->yr; i++)
+        for (j = 0; j < d->k; j++) {
+            int64_t q = spmm_yq(d, i, j);
+            double got = ld_val(y, d->vt, q);
+            if (!value_ok(got, d->yref[q], d->yabs[q], d->vt == SPGEMM_VALUE_FLOAT32))
+                fail("spgemm_spmm: Y(%lld,%lld) = %.17g, expected %.17g (sum of |terms| %g)", (long long)i, (long long)j,
+                     got, d->yref[q], d->yabs[q]);
+            d->yref[q] = SPMM_SENT;
+            d->y0[q] = SPMM_SENT;
+        }
+}
+
+/* Entries between the used parts are neither read nor written; after an early error none are. */
+NO_COVERAGE
+static void spmm_check_gaps(const spmm_data_t *d, const void *y, spgemm_status_t st, int exp) {
+    int64_t p;
+    for (p = 0; p < d->ny; p++) {
+        double got = ld_val(y, d->vt, p);
+        int used_and_unchecked = d->y0[p] != SPMM_SENT;
+        if (used_and_unchecked && (st == SPGEMM_STATUS_SUCCESS || exp == EXP_ANY)) continue;
+        if (used_and_unchecked) { /* error reported before the product: Y unchanged */
+            double want = d->y0[p];
+            if (!(got == want || (isnan(got) && isnan(want))) && st != SPGEMM_STATUS_INTERNAL)
+                fail("spgemm_spmm: Y[%lld] changed from %.17g to %.17g by a call that failed with %d", (long long)p, want,
+                     got, (int)st);
+        } else if (got != (d->vt == SPGEMM_VALUE_FLOAT32 ? (double)(float)SPMM_SENT : SPMM_SENT) && d->yref[p] != SPMM_SENT) {
+            fail("spgemm_spmm: Y[%lld], outside the used part (ldy %lld), changed to %.17g", (long long)p,
+                 (long long)d->ldy, got);
+        }
+    }
+}
+
 static void spmm_run(st_t *s, tmat_t *t, const spmm_args_t *g, int is_probe) {
     int op = g->op, layout = g->layout, k = g->k, ldx_extra = g->ldx_extra, ldy_extra = g->ldy_extra;
     int bad_ld = g->bad_ld, x_null = g->x_null, with_analysis = g->with_analysis, which = g->which;
     double alpha = g->alpha, beta = g->beta;
-    int64_t rows, cols, xr, yr, ldx, ldy, i, j, p, nx, ny;
+    int64_t rows, cols, xr, yr, ldx, ldy, nx, ny;
     int vt = t->vt, exp, o1 = 0, valid, analysis_matches = 0;
     size_t es = vsz(vt);
     ref_t a;
-    double *x0, *y0, *yref, *yabs;
+    spmm_data_t d;
     void *x, *y;
     buf_t xb, yb;
     spgemm_status_t st;
-    unsigned seed;
-    const double SENT = 12345.75;
     memset(&a, 0, sizeof a);
     memset(&xb, 0, sizeof xb);
     memset(&yb, 0, sizeof yb);
@@ -1361,29 +1483,23 @@ static void spmm_run(st_t *s, tmat_t *t, const spmm_args_t *g, int is_probe) {
     if (bad_ld && ny < 0) ny = 0;
     x = buf_get(&xb, S_X, (size_t)nx * es);
     y = buf_get(&yb, S_Y, (size_t)ny * es);
-    x0 = (double *)xcalloc((size_t)nx, sizeof(double));
-    y0 = (double *)xcalloc((size_t)ny, sizeof(double));
-    yref = (double *)xcalloc((size_t)ny, sizeof(double));
-    yabs = (double *)xcalloc((size_t)ny, sizeof(double));
-    seed = g->seed;
-    for (p = 0; p < nx; p++) {
-        x0[p] = x_value((seed * 31u + (unsigned)p * 7u) & 255u);
-        st_val(x, vt, p, x0[p]);
-        x0[p] = ld_val(x, vt, p); /* what the library reads (1e300 is inf as a float) */
-    }
-    for (p = 0; p < ny; p++) {
-        y0[p] = SENT;
-        st_val(y, vt, p, SENT);
-    }
-    for (i = 0; i < yr; i++)
-        for (j = 0; j < k; j++) {
-            int64_t q = layout == SPGEMM_LAYOUT_ROW_MAJOR ? i * ldy + j : j * ldy + i;
-            if (q < 0 || q >= ny) continue;
-            /* beta == 0: Y must not be read, so NaN there must not show */
-            y0[q] = beta == 0.0 ? NAN : x_value((seed + (unsigned)q * 13u) & 255u);
-            st_val(y, vt, q, y0[q]);
-            y0[q] = ld_val(y, vt, q);
-        }
+    d.vt = vt;
+    d.op = op;
+    d.layout = layout;
+    d.k = k;
+    d.rows = rows;
+    d.yr = yr;
+    d.ldx = ldx;
+    d.ldy = ldy;
+    d.nx = nx;
+    d.ny = ny;
+    d.alpha = alpha;
+    d.beta = beta;
+    d.x0 = (double *)xcalloc((size_t)nx, sizeof(double));
+    d.y0 = (double *)xcalloc((size_t)ny, sizeof(double));
+    d.yref = (double *)xcalloc((size_t)ny, sizeof(double));
+    d.yabs = (double *)xcalloc((size_t)ny, sizeof(double));
+    spmm_fill(&d, x, y, g->seed);
     valid = tmat_decode(t, &a, &o1);
     if (bad_ld) exp = EXP_FAIL;
     else if (!t->dv || o1) exp = alpha == 0.0 ? EXP_FAIL_OR_OK : EXP_FAIL;
@@ -1409,75 +1525,20 @@ static void spmm_run(st_t *s, tmat_t *t, const spmm_args_t *g, int is_probe) {
         goto done;
     }
     if (check_status(s, "spgemm_spmm", st, exp) && !(exp == EXP_FAIL_OR_OK && !valid && alpha != 0.0)) {
-        /* reference: Y = alpha * op(A) X + beta * Y (alpha 0: A, X unread; beta 0: Y unread) */
-        for (i = 0; i < yr; i++)
-            for (j = 0; j < k; j++) yabs[layout == SPGEMM_LAYOUT_ROW_MAJOR ? i * ldy + j : j * ldy + i] = 0.0;
-        if (alpha != 0.0 && valid) {
-            double *sum = (double *)xcalloc((size_t)(yr * k) + 1, sizeof(double));
-            double *sab = (double *)xcalloc((size_t)(yr * k) + 1, sizeof(double));
-            for (i = 0; i < rows; i++)
-                for (p = a.rp[i]; p < a.rp[i + 1]; p++) {
-                    int64_t c = a.ci[p], orow = op ? c : i, xrow = op ? i : c;
-                    for (j = 0; j < k; j++) {
-                        double xv = x0[layout == SPGEMM_LAYOUT_ROW_MAJOR ? xrow * ldx + j : j * ldx + xrow];
-                        sum[orow * k + j] += a.v[p] * xv;
-                        if (isfinite(a.v[p] * xv)) sab[orow * k + j] += fabs(a.v[p] * xv);
-                        else if (isfinite(a.v[p]) && isfinite(xv)) sab[orow * k + j] = INFINITY; /* overflow */
-                    }
-                }
-            for (i = 0; i < yr; i++)
-                for (j = 0; j < k; j++) {
-                    int64_t q = layout == SPGEMM_LAYOUT_ROW_MAJOR ? i * ldy + j : j * ldy + i;
-                    yref[q] = alpha * sum[i * k + j] + (beta == 0.0 ? 0.0 : beta * y0[q]);
-                    yabs[q] = fabs(alpha) * sab[i * k + j] + (beta == 0.0 || !isfinite(beta * y0[q]) ? 0.0 : fabs(beta * y0[q]));
-                    if (isnan(yabs[q])) yabs[q] = 0.0; /* NaN alpha: the NaN reference decides */
-                    if (isnan(alpha) || (beta != 0.0 && isnan(beta))) yref[q] = NAN;
-                }
-            free(sum);
-            free(sab);
-        } else {
-            for (i = 0; i < yr; i++)
-                for (j = 0; j < k; j++) {
-                    int64_t q = layout == SPGEMM_LAYOUT_ROW_MAJOR ? i * ldy + j : j * ldy + i;
-                    yref[q] = beta == 0.0 ? 0.0 : beta * y0[q];
-                    yabs[q] = isfinite(yref[q]) ? fabs(yref[q]) : 0.0;
-                }
-        }
-        for (i = 0; i < yr; i++)
-            for (j = 0; j < k; j++) {
-                int64_t q = layout == SPGEMM_LAYOUT_ROW_MAJOR ? i * ldy + j : j * ldy + i;
-                double got = ld_val(y, vt, q);
-                if (!value_ok(got, yref[q], yabs[q], vt == SPGEMM_VALUE_FLOAT32))
-                    fail("spgemm_spmm: Y(%lld,%lld) = %.17g, expected %.17g (sum of |terms| %g)", (long long)i, (long long)j,
-                         got, yref[q], yabs[q]);
-                yref[q] = SENT; /* marks a used entry for the gap check below */
-                y0[q] = SENT;
-            }
+        spmm_reference(&d, &a, valid);
+        spmm_check_used(&d, y);
     }
-    /* entries between the used parts are neither read nor written; after an early error none are */
-    for (p = 0; p < ny; p++) {
-        double got = ld_val(y, vt, p);
-        int used_and_unchecked = y0[p] != SENT;
-        if (used_and_unchecked && (st == SPGEMM_STATUS_SUCCESS || exp == EXP_ANY)) continue;
-        if (used_and_unchecked) { /* error reported before the product: Y unchanged */
-            double want = y0[p];
-            if (!(got == want || (isnan(got) && isnan(want))) && st != SPGEMM_STATUS_INTERNAL)
-                fail("spgemm_spmm: Y[%lld] changed from %.17g to %.17g by a call that failed with %d", (long long)p, want,
-                     got, (int)st);
-        } else if (got != (vt == SPGEMM_VALUE_FLOAT32 ? (double)(float)SENT : SENT) && yref[p] != SENT) {
-            fail("spgemm_spmm: Y[%lld], outside the used part (ldy %lld), changed to %.17g", (long long)p, (long long)ldy, got);
-        }
-    }
+    spmm_check_gaps(&d, y, st, exp);
     if (exp != EXP_OK && !is_probe && !stop_now(st)) {
         probe(s, "spmm on invalid inputs");
         spmm_probe(s, t, g);
     }
 done:
     ref_free(&a);
-    free(x0);
-    free(y0);
-    free(yref);
-    free(yabs);
+    free(d.x0);
+    free(d.y0);
+    free(d.yref);
+    free(d.yabs);
     buf_put(&xb);
     buf_put(&yb);
 }
