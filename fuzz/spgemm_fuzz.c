@@ -368,50 +368,78 @@ static int same_structure(const ref_t *a, const ref_t *b) {
            memcmp(a->ci, b->ci, (size_t)a->nnz * sizeof(int64_t)) == 0;
 }
 
-typedef struct {
-    int64_t col, seq;
-    double v;
-    float vf;
-    int ovf; /* a product of finite factors that overflowed: FMA and order decide the sum */
-} term_t;
-
-/* Error bound contribution of one term: |term| when finite; an infinite input term sets no
-   bound (NaN/Inf propagate alike in any order); an overflowed product frees the entry. */
-static double term_bound(const term_t *t) { return t->ovf ? INFINITY : isfinite(t->v) ? fabs(t->v) : 0.0; }
-
-NO_COVERAGE
-static int term_cmp(const void *x, const void *y) {
-    const term_t *a = (const term_t *)x, *b = (const term_t *)y;
-    if (a->col != b->col) return a->col < b->col ? -1 : 1;
-    return (a->seq > b->seq) - (a->seq < b->seq);
+/* Error bound contribution of one product: |p| when finite; an infinite input term sets no
+   bound (NaN/Inf propagate alike in any order); a product of finite factors that overflowed
+   (FMA and order decide the sum) frees the entry. */
+static double term_bound(double p, double x, double y) {
+    if (!isfinite(p) && isfinite(x) && isfinite(y)) return INFINITY;
+    return isfinite(p) ? fabs(p) : 0.0;
 }
 
-/* Sorts a row's terms by (column, position): insertion sort for the short rows that most
-   are (no call through qsort's comparator per pair), qsort for long ones. */
+/* An entry of C's row being summed: its column and its position in the row's output. */
+typedef struct {
+    int64_t col, slot;
+} cslot_t;
+
 NO_COVERAGE
-static void sort_terms(term_t *t, int64_t n) {
-    int64_t i, j;
-    if (n > 32) {
-        qsort(t, (size_t)n, sizeof(term_t), term_cmp);
-        return;
+static int cslot_cmp(const void *x, const void *y) {
+    const cslot_t *a = (const cslot_t *)x, *b = (const cslot_t *)y;
+    return (a->col > b->col) - (a->col < b->col);
+}
+
+/* Row scratch of ref_mul: an open-addressing table from column to slot (entries of other
+   rows told apart by a stamp, so nothing is cleared per row) and the slots' sums. */
+typedef struct {
+    int64_t *hcol, *hstamp, *hslot, hcap;
+    cslot_t *cs;
+    double *v, *vf, *ab;
+    int64_t cap;
+} racc_t;
+
+static void racc_grow(racc_t *r, int64_t nt) {
+    int64_t need = 16;
+    while (need < 2 * nt) need *= 2;
+    if (need > r->hcap) {
+        free(r->hcol);
+        free(r->hstamp);
+        free(r->hslot);
+        r->hcol = (int64_t *)xmalloc((size_t)need * sizeof(int64_t));
+        r->hstamp = (int64_t *)xcalloc((size_t)need, sizeof(int64_t));
+        r->hslot = (int64_t *)xmalloc((size_t)need * sizeof(int64_t));
+        r->hcap = need;
     }
-    for (i = 1; i < n; i++) {
-        term_t x = t[i];
-        for (j = i; j > 0 && term_cmp(&t[j - 1], &x) > 0; j--) t[j] = t[j - 1];
-        t[j] = x;
+    if (nt > r->cap) {
+        r->cap = nt;
+        r->cs = (cslot_t *)realloc(r->cs, (size_t)nt * sizeof(cslot_t));
+        r->v = (double *)realloc(r->v, (size_t)nt * sizeof(double));
+        r->vf = (double *)realloc(r->vf, (size_t)nt * sizeof(double));
+        r->ab = (double *)realloc(r->ab, (size_t)nt * sizeof(double));
+        if (!r->cs || !r->v || !r->vf || !r->ab) abort();
     }
+}
+
+static void racc_free(racc_t *r) {
+    free(r->hcol);
+    free(r->hstamp);
+    free(r->hslot);
+    free(r->cs);
+    free(r->v);
+    free(r->vf);
+    free(r->ab);
 }
 
 /*
  * C = A*B by the header's definition: entry (i, j) sums its products in the order A's row and
  * B's rows are stored (first assigned, later added), in double and in float arithmetic;
- * entries that cancel are kept. Rows sorted by column. Works for any k (no dense arrays).
+ * entries that cancel are kept. Rows sorted by column. Works for any k (no dense arrays):
+ * a row's columns are found by hashing, then only its distinct columns are sorted.
  */
 NO_COVERAGE
 static void ref_mul(const ref_t *a, const ref_t *b, ref_t *c) {
-    int64_t i, p, q, cap = 16, nnz = 0, ccap = 16;
-    term_t *t = (term_t *)xmalloc((size_t)cap * sizeof(term_t));
+    int64_t i, p, q, nnz = 0, ccap = 16;
     int values = a->v != NULL && b->v != NULL;
+    racc_t r;
+    memset(&r, 0, sizeof r);
     memset(c, 0, sizeof *c);
     c->m = a->m;
     c->n = b->n;
@@ -421,57 +449,72 @@ static void ref_mul(const ref_t *a, const ref_t *b, ref_t *c) {
     c->vf = (double *)xmalloc((size_t)ccap * sizeof(double));
     c->absum = (double *)xmalloc((size_t)ccap * sizeof(double));
     for (i = 0; i < a->m; i++) {
-        int64_t nt = 0, s;
+        int64_t nt = 0, nd = 0, mask, s;
+        for (p = a->rp[i]; p < a->rp[i + 1]; p++) nt += b->rp[a->ci[p] + 1] - b->rp[a->ci[p]];
+        c->flops += nt;
+        racc_grow(&r, nt);
+        mask = 15;
+        while (mask + 1 < 2 * nt) mask = 2 * mask + 1;
         for (p = a->rp[i]; p < a->rp[i + 1]; p++) {
-            int64_t r = a->ci[p];
-            for (q = b->rp[r]; q < b->rp[r + 1]; q++) {
-                if (nt == cap) {
-                    cap *= 2;
-                    t = (term_t *)realloc(t, (size_t)cap * sizeof(term_t));
-                    if (t == NULL) abort();
+            int64_t row = a->ci[p];
+            for (q = b->rp[row]; q < b->rp[row + 1]; q++) {
+                int64_t col = b->ci[q], h = (int64_t)(((uint64_t)col * 0x9E3779B97F4A7C15ULL) >> 20) & mask, k;
+                double x = values ? a->v[p] : 0.0, y = values ? b->v[q] : 0.0, pv = x * y;
+                float pf = values ? (float)x * (float)y : 0.0f;
+                while (r.hstamp[h] == i + 1 && r.hcol[h] != col) h = (h + 1) & mask;
+                if (r.hstamp[h] != i + 1) { /* first product of this entry: assigned */
+                    r.hstamp[h] = i + 1;
+                    r.hcol[h] = col;
+                    r.hslot[h] = nd;
+                    r.cs[nd].col = col;
+                    r.cs[nd].slot = nd;
+                    r.v[nd] = pv;
+                    r.vf[nd] = pf;
+                    r.ab[nd] = term_bound(pv, x, y);
+                    nd++;
+                } else { /* later products: added in storage order */
+                    float f;
+                    k = r.hslot[h];
+                    f = (float)r.vf[k];
+                    f += pf;
+                    r.v[k] += pv;
+                    r.vf[k] = f;
+                    r.ab[k] += term_bound(pv, x, y);
                 }
-                t[nt].col = b->ci[q];
-                t[nt].seq = nt;
-                t[nt].v = values ? a->v[p] * b->v[q] : 0.0;
-                t[nt].ovf = values && !isfinite(t[nt].v) && isfinite(a->v[p]) && isfinite(b->v[q]);
-                t[nt].vf = values ? (float)a->v[p] * (float)b->v[q] : 0.0f;
-                nt++;
             }
         }
-        c->flops += nt;
-        sort_terms(t, nt);
-        for (s = 0; s < nt; s++) {
-            if (s == 0 || t[s].col != t[s - 1].col) {
-                if (nnz == ccap) {
-                    ccap *= 2;
-                    c->ci = (int64_t *)realloc(c->ci, (size_t)ccap * sizeof(int64_t));
-                    c->v = (double *)realloc(c->v, (size_t)ccap * sizeof(double));
-                    c->vf = (double *)realloc(c->vf, (size_t)ccap * sizeof(double));
-                    c->absum = (double *)realloc(c->absum, (size_t)ccap * sizeof(double));
-                    if (!c->ci || !c->v || !c->vf || !c->absum) abort();
-                }
-                c->ci[nnz] = t[s].col;
-                c->v[nnz] = t[s].v;
-                c->vf[nnz] = t[s].vf;
-                c->absum[nnz] = term_bound(&t[s]);
-                nnz++;
-            } else {
-                float f = (float)c->vf[nnz - 1];
-                f += t[s].vf;
-                c->v[nnz - 1] += t[s].v;
-                c->vf[nnz - 1] = f;
-                c->absum[nnz - 1] += term_bound(&t[s]);
+        if (nd > 32) qsort(r.cs, (size_t)nd, sizeof(cslot_t), cslot_cmp);
+        else
+            for (s = 1; s < nd; s++) { /* insertion sort: most rows are short */
+                cslot_t x = r.cs[s];
+                for (q = s; q > 0 && r.cs[q - 1].col > x.col; q--) r.cs[q] = r.cs[q - 1];
+                r.cs[q] = x;
             }
+        if (nnz + nd > ccap) {
+            while (nnz + nd > ccap) ccap *= 2;
+            c->ci = (int64_t *)realloc(c->ci, (size_t)ccap * sizeof(int64_t));
+            c->v = (double *)realloc(c->v, (size_t)ccap * sizeof(double));
+            c->vf = (double *)realloc(c->vf, (size_t)ccap * sizeof(double));
+            c->absum = (double *)realloc(c->absum, (size_t)ccap * sizeof(double));
+            if (!c->ci || !c->v || !c->vf || !c->absum) abort();
+        }
+        for (s = 0; s < nd; s++) {
+            int64_t k = r.cs[s].slot;
+            c->ci[nnz] = r.cs[s].col;
+            c->v[nnz] = r.v[k];
+            c->vf[nnz] = r.vf[k];
+            c->absum[nnz] = r.ab[k];
+            nnz++;
         }
         c->rp[i + 1] = nnz;
     }
     c->nnz = nnz;
+    racc_free(&r);
     if (!values) {
         free(c->v);
         free(c->vf);
         c->v = c->vf = NULL;
     }
-    free(t);
 }
 
 /* The last product computed in this input, with copies of its factors: an input asks for
@@ -914,11 +957,38 @@ static uint64_t buf_sum(const buf_t *b) {
  * and base with the reference: offsets exactly, each row's columns as a set (in order when
  * sorted), no repeated column, values NaN-aware within tolerance.
  */
+/* An entry of a row of C as returned. */
+typedef struct {
+    int64_t col;
+    double v;
+} centry_t;
+
+NO_COVERAGE
+static int centry_cmp(const void *x, const void *y) {
+    const centry_t *a = (const centry_t *)x, *b = (const centry_t *)y;
+    return (a->col > b->col) - (a->col < b->col);
+}
+
+/* By column: insertion sort for the short rows most are, qsort for long ones. */
+NO_COVERAGE
+static void sort_centries(centry_t *t, int64_t n) {
+    int64_t i, j;
+    if (n > 32) {
+        qsort(t, (size_t)n, sizeof(centry_t), centry_cmp);
+        return;
+    }
+    for (i = 1; i < n; i++) {
+        centry_t x = t[i];
+        for (j = i; j > 0 && t[j - 1].col > x.col; j--) t[j] = t[j - 1];
+        t[j] = x;
+    }
+}
+
 NO_COVERAGE
 static void check_c(const char *what, const ref_t *ref, int cot, const void *rp, int cit, const void *ci, int vt,
                     const void *v, int64_t cbase, int sorted) {
     int64_t i, p;
-    term_t *row = NULL;
+    centry_t *row = NULL;
     int64_t rowcap = 0;
     for (i = 0; i <= ref->m; i++) {
         int64_t got = ld_idx(rp, cot, i);
@@ -931,18 +1001,17 @@ static void check_c(const char *what, const ref_t *ref, int cot, const void *rp,
         int64_t start = ref->rp[i], len = ref->rp[i + 1] - start;
         if (len > rowcap) {
             rowcap = len;
-            row = (term_t *)realloc(row, (size_t)rowcap * sizeof(term_t));
+            row = (centry_t *)realloc(row, (size_t)rowcap * sizeof(centry_t));
             if (row == NULL) abort();
         }
         for (p = 0; p < len; p++) {
             row[p].col = ld_idx(ci, cit, start + p) - cbase;
-            row[p].seq = p;
             row[p].v = v ? ld_val(v, vt, start + p) : 0.0;
             if (sorted && p > 0 && row[p].col <= row[p - 1].col)
                 fail("%s: row %lld of C not strictly increasing at position %lld (%lld after %lld)", what, (long long)i,
                      (long long)p, (long long)row[p].col, (long long)row[p - 1].col);
         }
-        if (!sorted && len > 1) sort_terms(row, len);
+        if (!sorted && len > 1) sort_centries(row, len);
         for (p = 0; p < len; p++) {
             int64_t q = start + p;
             if (row[p].col != ref->ci[q])
