@@ -724,10 +724,12 @@ module spgemm
     ! `SPGEMM_NUM_THREADS`, else all cores, at most `SPGEMM_MAX_THREADS`) and default
     ! options: algorithm `SPGEMM_ALG_AUTO`, sorted output, input validation on.
     !
-    ! On success `*handle` owns the new handle; release it with `spgemm_destroy`.
+    ! On success `*handle` owns the new handle; release it with `spgemm_destroy`. No thread
+    ! is started here: the workers start with the first call that splits its work (a small
+    ! product runs on the calling thread and starts none); a call whose workers cannot be
+    ! started returns `SPGEMM_STATUS_ALLOC_FAILED`.
     ! Errors: `SPGEMM_STATUS_NULL_POINTER` (handle is NULL), `SPGEMM_STATUS_INVALID_VALUE`
-    ! (`SPGEMM_NUM_THREADS` set but not a count from 1 to `SPGEMM_MAX_THREADS`),
-    ! `SPGEMM_STATUS_ALLOC_FAILED` (threads could not be started). Thread-safe.
+    ! (`SPGEMM_NUM_THREADS` set but not a count from 1 to `SPGEMM_MAX_THREADS`). Thread-safe.
     !
     ! # Safety
     ! `handle` is NULL or points to writable storage for a pointer.
@@ -750,11 +752,11 @@ module spgemm
       integer(c_int32_t) :: status
     end function spgemm_destroy
 
-    ! Sets the number of worker threads (0 = the default of `spgemm_create`). Rebuilds the
-    ! worker pool if the number changes.
+    ! Sets the number of worker threads (0 = the default of `spgemm_create`). If the number
+    ! changes, the running workers end here and the new ones start with the next call that
+    ! splits its work.
     ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (negative, or above
-    ! `SPGEMM_MAX_THREADS`),
-    ! `SPGEMM_STATUS_ALLOC_FAILED`. Calls on one handle are serialised.
+    ! `SPGEMM_MAX_THREADS`). Calls on one handle are serialised.
     !
     ! # Safety
     ! `handle` is NULL or a live handle.
@@ -1779,15 +1781,15 @@ module spgemm
     end function spgemm_spmm_analysis_destroy
 
     ! Chooses how the handle's worker threads are bound to cores (`SPGEMM_BIND_*`; default
-    ! `SPGEMM_BIND_AUTO`). Restarts the workers when their cores change; the per-thread
-    ! workspace is then rebuilt on first use. The environment variable `SPGEMM_PROC_BIND`
+    ! `SPGEMM_BIND_AUTO`). When their cores change the running workers end and the new ones
+    ! start with the next call that splits its work; the per-thread workspace is then rebuilt
+    ! on first use. The environment variable `SPGEMM_PROC_BIND`
     ! (spread, close, none, auto), when set to a valid value, overrides this option, so a
     ! program's choice can be changed at run time as with `OMP_PROC_BIND`.
     ! A binding the OS refuses is not an error: the worker runs unbound and
     ! `spgemm_topology_info` reports why.
-    ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code),
-    ! `SPGEMM_STATUS_ALLOC_FAILED` (threads could not be restarted). Calls on one handle are
-    ! serialised.
+    ! Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code).
+    ! Calls on one handle are serialised.
     !
     ! # Safety
     ! `handle` is NULL or a live handle.
@@ -1850,7 +1852,8 @@ module spgemm
     ! memory node for its workspace and binding outcome, per worker the accumulator chunk as
     ! allocated (planned node, bytes, bytes bound and on high-bandwidth memory, nodes asked
     ! for and nodes the kernel reported for its pages, state `empty`/`verified`/`bound`/
-    ! `partial`/`ordinary`/`elsewhere`, fallback reasons), and notes (fallbacks).
+    ! `partial`/`ordinary`/`elsewhere`, fallback reasons), and notes (fallbacks). Starts the
+    ! workers if they are not running, so that their binding outcomes are known.
     !
     ! Two-call pattern: `*needed` (required) receives the size in bytes including the
     ! terminating NUL. With `buf` NULL and `len` 0 only `*needed` is written (success). If

@@ -80,7 +80,7 @@ impl Handle {
         }
         for (name, m) in inputs {
             let found =
-                crate::panics::catch(|| self.engine.install(|| dispatch_one(m, Check(name))));
+                crate::panics::catch(|| self.engine.install(|| dispatch_one(m, Check(name)))?);
             if let Err(bad) = found {
                 return Error::new(
                     bad.status,
@@ -143,9 +143,14 @@ impl Handle {
         self.engine.workers().hbm_budget()
     }
 
-    /// What each worker did about binding (complete once the handle is built).
+    /// What each worker did about binding (starts the workers if they are not running).
     pub fn bind_outcomes(&self) -> Vec<BindOutcome> {
         self.engine.workers().bind_outcomes()
+    }
+
+    /// Whether the worker threads are running (they start on the first call that splits).
+    pub fn workers_started(&self) -> bool {
+        self.engine.workers().started()
     }
 
     /// The topology report as JSON (see `spgemm_topology_info`).
@@ -158,8 +163,8 @@ impl Handle {
         self.engine.ledgers()
     }
 
-    /// Runs `f` inside this handle's worker pool.
-    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+    /// Runs `f` inside this handle's worker pool (started on first use).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R> {
         self.engine.install(f)
     }
 

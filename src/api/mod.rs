@@ -92,7 +92,7 @@ pub fn write_row_offsets_on(h: &Handle, plan: &Plan, out: OffsetSliceMut<'_>) ->
     if plan.small() || plan.nrows() < exec::ROW_OFFSETS_MIN_PAR {
         return write_row_offsets(plan, out);
     }
-    crate::panics::catch(|| h.install(|| exec::write_row_offsets(plan, out)))
+    crate::panics::catch(|| h.install(|| exec::write_row_offsets(plan, out))?)
 }
 
 /// One-call product into library-owned arrays.

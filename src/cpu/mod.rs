@@ -31,6 +31,7 @@ use crate::common::options::Algorithm;
 use crate::platform::topo::chunk::{ChunkLedger, ChunkSummary};
 use crate::platform::topo::placement::WorkerPlace;
 use crate::platform::topo::{HbmBudget, Topo};
+use crate::platform::workers::Workers;
 use workspace::WorkspacePool;
 
 /// What the CPU backend keeps between calls of a handle: one workspace per worker (the
@@ -75,7 +76,8 @@ impl CpuState {
 /// What a CPU call runs with: the handle's workers and their state, and the options that
 /// concern the CPU kernels.
 pub struct Ctx<'a> {
-    pub pool: &'a rayon::ThreadPool,
+    /// The handle's workers; `workers.pool()` starts them if they are not running.
+    pub workers: &'a Workers,
     pub threads: usize,
     pub state: &'a CpuState,
     /// The algorithm asked for (`Auto`: the selector's choice).
@@ -92,4 +94,12 @@ pub struct Ctx<'a> {
     /// The caller reads C's structure right after the symbolic phase: a record pays
     /// whatever the products per row and predicted size ([`record::pays`]).
     pub structure_wanted: bool,
+}
+
+impl Ctx<'_> {
+    /// The workers' pool for a split SpMM, or None when they cannot be started: the call
+    /// then runs on the calling thread alone (SpMM gives the same Y on any thread count).
+    pub fn pool_or_caller(&self) -> Option<&rayon::ThreadPool> {
+        self.workers.pool().ok()
+    }
 }

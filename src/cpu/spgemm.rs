@@ -375,7 +375,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             record: None,
         });
     }
-    ctx.pool.install(|| {
+    ctx.workers.pool()?.install(|| {
         let m = a.nrows();
         let threads = ctx.threads;
         let symbolic_alg = select::select_symbolic(ctx.algorithm, k);
@@ -564,6 +564,6 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
     if serial {
         body()
     } else {
-        ctx.pool.install(body)
+        ctx.workers.pool()?.install(body)
     }
 }

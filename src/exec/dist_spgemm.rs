@@ -167,7 +167,7 @@ mod on {
             p.flops()
         }
         fn spgemm_row_offsets(&self, p: &Plan, out: OffsetSliceMut<'_>) -> Result<()> {
-            self.e.install(|| crate::exec::write_row_offsets(p, out))
+            self.e.install(|| crate::exec::write_row_offsets(p, out))?
         }
         fn spgemm_numeric(
             &self,

@@ -113,14 +113,14 @@ impl Engine {
         self.gpu.describe()
     }
 
-    /// Runs `f` inside the worker pool.
-    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+    /// Runs `f` inside the worker pool (started on first use).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R> {
         self.workers.install(f)
     }
 
     pub(super) fn cpu_ctx(&self, o: &Options) -> cpu::Ctx<'_> {
         cpu::Ctx {
-            pool: self.workers.pool(),
+            workers: &self.workers,
             threads: self.workers.threads(),
             state: &self.cpu,
             algorithm: o.algorithm,

@@ -91,7 +91,7 @@ pub(crate) fn symbolic<O: Idx, I: Idx, V: Scalar>(
     (format, vt): (OutputFormat, ValueType),
 ) -> Result<(HybridPlan, Split)> {
     let prefix = e
-        .install(|| crate::cpu::partition::flop_profile(a, b, None))?
+        .install(|| crate::cpu::partition::flop_profile(a, b, None))??
         .prefix;
     let bands = split::band_of(a).zip(split::band_of(b));
     let rates: Rates = *e.rates.lock();

@@ -195,7 +195,7 @@ impl PatternPairOp for SymbolicOp<'_> {
         }
         let serial = ctx.small || (a.checks_are_small() && b.checks_are_small());
         let digests = if o.validate {
-            Some(on_workers(e, !serial, || validate_and_digest(&a, &b))?)
+            Some(on_workers(e, !serial, || validate_and_digest(&a, &b))??)
         } else {
             None
         };
@@ -232,7 +232,7 @@ impl PatternPairOp for SymbolicOp<'_> {
                             let flags = (digests.is_some(), o.sorted_output, false);
                             e.install(|| {
                                 cuda::symbolic_host(&g, &a, &b, 0..a.nrows(), sig.values, flags)
-                            })
+                            })?
                         });
                 match part {
                     // Auto falls back to the CPU for what the GPU path does not take.
@@ -300,8 +300,8 @@ const _: () = assert!(cpu::small::SMALL_MAX_WORK < AUTO_MIN_INPUT_NNZ as u64);
 
 /// Runs `f` on the handle's workers when `parallel`, else on the calling thread, waking no
 /// worker (the structure checks run serially off the workers, see `CsrRef::validate`).
-fn on_workers<R: Send>(e: &Engine, parallel: bool, f: impl FnOnce() -> R + Send) -> R {
-    if parallel { e.install(f) } else { f() }
+fn on_workers<R: Send>(e: &Engine, parallel: bool, f: impl FnOnce() -> R + Send) -> Result<R> {
+    if parallel { e.install(f) } else { Ok(f()) }
 }
 
 /// Rows, columns, entries and a bound on the longest row of op(M), read without
@@ -535,7 +535,7 @@ fn check_inputs<O: Idx, I: Idx, V: Scalar>(
             );
         }
         Ok(())
-    })
+    })?
 }
 
 struct NumericOp<'h, 'o> {

@@ -259,7 +259,7 @@ impl Transposed {
                     .zip(perm.par_iter())
                     .with_min_len(GATHER_MIN_PAR)
                     .for_each(put);
-            });
+            })?;
         }
         Ok(())
     }

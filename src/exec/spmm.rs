@@ -237,7 +237,7 @@ pub fn analyse(
     macro_rules! go {
         ($o:ty, $i:ty, $v:ty) => {{
             let t = a.typed::<$o, $i, $v>().map_err(|e| prefix("A", e))?;
-            e.install(|| analyse_typed(e.workers().threads(), op, t, layout, k_hint))
+            e.install(|| analyse_typed(e.workers().threads(), op, t, layout, k_hint))?
         }};
     }
     dispatch_sig!(a.sig(), go)
@@ -395,7 +395,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         match analysis {
             // Validated when the analysis was made; check that the structure is the same.
             Some(an) => {
-                if e.install(|| a.structure_digest()) != an.digest {
+                if e.install(|| a.structure_digest())? != an.digest {
                     return err(
                         Status::PlanMismatch,
                         "A's structure (row offsets or column indices) changed since the analysis",
@@ -403,7 +403,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
                 }
             }
             None => {
-                e.install(|| a.validate("A"))?;
+                e.install(|| a.validate("A"))??;
                 a_checked = true;
             }
         }

@@ -25,10 +25,12 @@ pub(crate) unsafe fn handle_ref<'a>(h: *const spgemm_handle_t) -> Option<&'a spg
 /// `SPGEMM_NUM_THREADS`, else all cores, at most `SPGEMM_MAX_THREADS`) and default
 /// options: algorithm `SPGEMM_ALG_AUTO`, sorted output, input validation on.
 ///
-/// On success `*handle` owns the new handle; release it with `spgemm_destroy`.
+/// On success `*handle` owns the new handle; release it with `spgemm_destroy`. No thread
+/// is started here: the workers start with the first call that splits its work (a small
+/// product runs on the calling thread and starts none); a call whose workers cannot be
+/// started returns `SPGEMM_STATUS_ALLOC_FAILED`.
 /// Errors: `SPGEMM_STATUS_NULL_POINTER` (handle is NULL), `SPGEMM_STATUS_INVALID_VALUE`
-/// (`SPGEMM_NUM_THREADS` set but not a count from 1 to `SPGEMM_MAX_THREADS`),
-/// `SPGEMM_STATUS_ALLOC_FAILED` (threads could not be started). Thread-safe.
+/// (`SPGEMM_NUM_THREADS` set but not a count from 1 to `SPGEMM_MAX_THREADS`). Thread-safe.
 ///
 /// # Safety
 /// `handle` is NULL or points to writable storage for a pointer.
@@ -79,11 +81,11 @@ pub(crate) fn with_handle(
     })
 }
 
-/// Sets the number of worker threads (0 = the default of `spgemm_create`). Rebuilds the
-/// worker pool if the number changes.
+/// Sets the number of worker threads (0 = the default of `spgemm_create`). If the number
+/// changes, the running workers end here and the new ones start with the next call that
+/// splits its work.
 /// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (negative, or above
-/// `SPGEMM_MAX_THREADS`),
-/// `SPGEMM_STATUS_ALLOC_FAILED`. Calls on one handle are serialised.
+/// `SPGEMM_MAX_THREADS`). Calls on one handle are serialised.
 ///
 /// # Safety
 /// `handle` is NULL or a live handle.

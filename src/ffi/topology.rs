@@ -9,15 +9,15 @@ use crate::api::{BindPolicy, HbmMode};
 use crate::error::{Error, Status};
 
 /// Chooses how the handle's worker threads are bound to cores (`SPGEMM_BIND_*`; default
-/// `SPGEMM_BIND_AUTO`). Restarts the workers when their cores change; the per-thread
-/// workspace is then rebuilt on first use. The environment variable `SPGEMM_PROC_BIND`
+/// `SPGEMM_BIND_AUTO`). When their cores change the running workers end and the new ones
+/// start with the next call that splits its work; the per-thread workspace is then rebuilt
+/// on first use. The environment variable `SPGEMM_PROC_BIND`
 /// (spread, close, none, auto), when set to a valid value, overrides this option, so a
 /// program's choice can be changed at run time as with `OMP_PROC_BIND`.
 /// A binding the OS refuses is not an error: the worker runs unbound and
 /// `spgemm_topology_info` reports why.
-/// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code),
-/// `SPGEMM_STATUS_ALLOC_FAILED` (threads could not be restarted). Calls on one handle are
-/// serialised.
+/// Errors: `SPGEMM_STATUS_NULL_POINTER`, `SPGEMM_STATUS_INVALID_VALUE` (unknown code).
+/// Calls on one handle are serialised.
 ///
 /// # Safety
 /// `handle` is NULL or a live handle.
@@ -113,7 +113,8 @@ pub unsafe extern "C" fn spgemm_get_hbm(
 /// memory node for its workspace and binding outcome, per worker the accumulator chunk as
 /// allocated (planned node, bytes, bytes bound and on high-bandwidth memory, nodes asked
 /// for and nodes the kernel reported for its pages, state `empty`/`verified`/`bound`/
-/// `partial`/`ordinary`/`elsewhere`, fallback reasons), and notes (fallbacks).
+/// `partial`/`ordinary`/`elsewhere`, fallback reasons), and notes (fallbacks). Starts the
+/// workers if they are not running, so that their binding outcomes are known.
 ///
 /// Two-call pattern: `*needed` (required) receives the size in bytes including the
 /// terminating NUL. With `buf` NULL and `len` 0 only `*needed` is written (success). If

@@ -1,9 +1,11 @@
 //! The worker threads of a handle: a rayon pool whose workers bind themselves to the cores
 //! the placement plan gives them (hwloc), with the plan, the binding outcomes and the
 //! notes the topology report shows. Re-planned when the thread count, binding policy or
-//! high-bandwidth memory mode changes.
+//! high-bandwidth memory mode changes. The pool starts on first use: a handle that only
+//! makes small products (run on the calling thread) never starts a thread, and creating a
+//! handle or changing its thread count costs no thread start and join.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
@@ -193,7 +195,9 @@ fn build_pool(
 
 /// A handle's workers and where they run.
 pub struct Workers {
-    pool: Pool,
+    /// Started by the first call that needs it ([`Workers::pool`]); emptied when a re-plan
+    /// changes the threads or their cores.
+    pool: OnceLock<Pool>,
     threads: usize,
     /// Where the workers run and where their memory should live.
     placement: Placement,
@@ -220,10 +224,9 @@ impl Workers {
         let mut messages: Vec<String> = share_note(&topo, &desc).into_iter().collect();
         let (policy, policy_source) = effective_policy(None, &mut messages);
         let placement = placement::plan(&desc, threads, policy, HbmMode::Auto);
-        let outcomes = Arc::new(Mutex::new(Vec::new()));
-        let pool = build_pool(threads, &topo, &placement, &outcomes)?;
+        let outcomes = Arc::new(Mutex::new(vec![BindOutcome::Pending; threads]));
         Ok(Workers {
-            pool,
+            pool: OnceLock::new(),
             threads,
             placement,
             bind_option: None,
@@ -249,7 +252,9 @@ impl Workers {
             .iter()
             .map(|w| &w.pus));
         if force || cpus_changed || threads != self.threads {
-            self.pool = build_pool(threads, &self.topo, &placement, &self.outcomes)?;
+            // The old workers are joined here; the new ones start on first use.
+            self.pool = OnceLock::new();
+            *self.outcomes.lock() = vec![BindOutcome::Pending; threads];
         }
         self.threads = threads;
         self.placement = placement;
@@ -308,15 +313,21 @@ impl Workers {
         self.placement.hbm_budget(&self.desc)
     }
 
-    /// What each worker did about binding (complete once the workers are started).
+    /// What each worker did about binding. Starts the workers if they are not running (a
+    /// pool that cannot start leaves every outcome `Pending`).
     pub fn bind_outcomes(&self) -> Vec<BindOutcome> {
+        let _ = self.pool();
         self.outcomes.lock().clone()
     }
 
     /// The topology report as JSON, with where each worker's memory chunk is (`chunks`).
     pub fn topology_info(&self, chunks: &[ChunkSummary]) -> String {
-        let outcomes = self.bind_outcomes();
+        let started = self.pool().err();
+        let outcomes = self.outcomes.lock().clone();
         let mut messages = self.messages.clone();
+        if let Some(e) = started {
+            messages.push(e.message);
+        }
         let failed = outcomes
             .iter()
             .filter(|o| matches!(o, BindOutcome::Failed(_)))
@@ -343,13 +354,25 @@ impl Workers {
         self.threads
     }
 
-    /// Runs `f` inside the worker pool.
-    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        self.pool.install(f)
+    /// Runs `f` inside the worker pool (started if it is not running).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R> {
+        Ok(self.pool()?.install(f))
     }
 
-    /// The worker pool, for kernels that work on the calling thread beside the workers.
-    pub fn pool(&self) -> &rayon::ThreadPool {
-        &self.pool
+    /// The worker pool, started on the first call: for kernels that work on the calling
+    /// thread beside the workers. Fails (`AllocFailed`) when the threads cannot be started.
+    pub fn pool(&self) -> Result<&rayon::ThreadPool> {
+        if let Some(p) = self.pool.get() {
+            return Ok(p);
+        }
+        let p = build_pool(self.threads, &self.topo, &self.placement, &self.outcomes)?;
+        // Two calls racing on one handle: the loser's pool is dropped (its threads joined).
+        let _ = self.pool.set(p);
+        Ok(self.pool.get().expect("set above"))
+    }
+
+    /// Whether the workers are running (tests: a small product starts none).
+    pub fn started(&self) -> bool {
+        self.pool.get().is_some()
     }
 }

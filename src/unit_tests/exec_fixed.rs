@@ -5,8 +5,7 @@
 
 use super::common::*;
 use spgemm::exec;
-use spgemm::types::{IndexType, ValueType};
-use spgemm::{Handle, IndexSliceMut, OffsetSliceMut, Op, Options, OutputFormat, ValueSliceMut};
+use spgemm::{Handle, IndexSliceMut, OffsetSliceMut, Op, Options, ValueSliceMut};
 
 /// Runs the symbolic phase, a call without values (the distributed backend's structure
 /// call) and `values.len()` numeric calls, one per set of A's values; returns the offsets,
@@ -20,21 +19,7 @@ fn run(
     values: &[Vec<f64>],
 ) -> Run {
     let e = h.engine();
-    let format = OutputFormat {
-        offsets: IndexType::Int64,
-        indices: IndexType::Int32,
-        base: 0,
-    };
-    let csr = |m: &Csr| {
-        typed(
-            m,
-            IndexType::Int64,
-            IndexType::Int32,
-            ValueType::Float64,
-            0,
-            true,
-        )
-    };
+    let (format, csr) = (FORMAT_I64_I32, typed_i64_i32);
     let (ta, tb) = (csr(a), csr(b));
     let nn = Op::NonTranspose;
     let plan = if fixed {

@@ -11,6 +11,7 @@ mod cuda_compile;
 #[cfg(feature = "cuda")]
 mod cuda_gpu;
 mod exec_fixed;
+mod lazy_workers;
 mod spmm_cpu;
 mod spmv_kernel;
 mod topo;

@@ -369,7 +369,7 @@ fn handle_on_a_foreign_topology_plans_but_does_not_bind() {
         }
     }
     // The workers still run.
-    assert_eq!(h.install(rayon::current_num_threads), 2);
+    assert_eq!(h.install(rayon::current_num_threads).unwrap(), 2);
     let info = h.topology_info();
     assert_valid_json(&info);
     assert!(info.contains("\"policy\":\"spread\""), "{info}");
@@ -394,7 +394,7 @@ fn handle_without_hwloc_runs_unbound_with_a_message() {
             "{o:?}"
         );
     }
-    assert_eq!(h.install(rayon::current_num_threads), 2);
+    assert_eq!(h.install(rayon::current_num_threads).unwrap(), 2);
     let info = h.topology_info();
     assert_valid_json(&info);
     assert!(info.contains("\"source\":\"fallback\""), "{info}");
@@ -426,7 +426,9 @@ fn handle_on_this_machine_binds_workers_where_planned() {
         h.set_binding(policy).unwrap();
         let outcomes = h.bind_outcomes();
         assert!(!outcomes.contains(&BindOutcome::Pending), "{outcomes:?}");
-        let masks = h.install(|| rayon::broadcast(|ctx| (ctx.index(), affinity_of_this_thread())));
+        let masks = h
+            .install(|| rayon::broadcast(|ctx| (ctx.index(), affinity_of_this_thread())))
+            .unwrap();
         for (i, mask) in masks {
             let w = h.placement().worker(i);
             match &outcomes[i] {
@@ -452,7 +454,7 @@ fn changing_threads_replans_placement() {
     h.set_threads(3).unwrap();
     assert_eq!(h.placement().workers.len(), 3);
     assert_eq!(h.bind_outcomes().len(), 3);
-    assert_eq!(h.install(rayon::current_num_threads), 3);
+    assert_eq!(h.install(rayon::current_num_threads).unwrap(), 3);
     h.set_hbm(HbmMode::Off).unwrap();
     assert_eq!(h.hbm_mode(), HbmMode::Off);
     assert!(h.placement().workers.iter().all(|w| !w.hbm));

@@ -329,6 +329,25 @@ pub enum Val {
     C64(Vec<Complex64>),
 }
 
+/// 64-bit offsets, 32-bit indices, f64 values, 0-based, with values: the exec layer's tests.
+pub fn typed_i64_i32(m: &Csr) -> Typed {
+    typed(
+        m,
+        IndexType::Int64,
+        IndexType::Int32,
+        ValueType::Float64,
+        0,
+        true,
+    )
+}
+
+/// The output format of [`typed_i64_i32`]'s products.
+pub const FORMAT_I64_I32: spgemm::OutputFormat = spgemm::OutputFormat {
+    offsets: IndexType::Int64,
+    indices: IndexType::Int32,
+    base: 0,
+};
+
 pub fn typed(
     m: &Csr,
     ot: IndexType,

@@ -239,10 +239,10 @@ fn on_pool<V: Scalar, R: SparseRows<V>>(
     f: impl FnOnce(usize, Option<&rayon::ThreadPool>),
 ) {
     let threads = ctx.threads;
-    if kern::chunk_count(rows, k, threads) > 1 {
-        f(threads, Some(ctx.pool));
-    } else {
-        f(1, None);
+    let split = kern::chunk_count(rows, k, threads) > 1;
+    match split.then(|| ctx.pool_or_caller()).flatten() {
+        Some(pool) => f(threads, Some(pool)),
+        None => f(1, None),
     }
 }
 

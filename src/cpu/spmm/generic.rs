@@ -199,10 +199,10 @@ fn run<V: Scalar, R: SparseRows<V>>(
         };
         rows(a, lo, hi, d);
     };
-    if parts > 1 {
-        for_each_part(Some(ctx.pool), threads, parts, &part);
-    } else {
-        (0..parts).for_each(part);
+    // The pool is asked for only when the call splits: a small one starts no worker.
+    match (parts > 1).then(|| ctx.pool_or_caller()).flatten() {
+        Some(pool) => for_each_part(Some(pool), threads, parts, &part),
+        None => (0..parts).for_each(part),
     }
 }
 
@@ -264,9 +264,8 @@ fn scale<V: Scalar>(ctx: &Ctx<'_>, y_rows: usize, d: &Out<'_, V>) {
             }
         }
     };
-    if parts > 1 {
-        for_each_part(Some(ctx.pool), ctx.threads, parts, &part);
-    } else {
-        (0..parts).for_each(part);
+    match (parts > 1).then(|| ctx.pool_or_caller()).flatten() {
+        Some(pool) => for_each_part(Some(pool), ctx.threads, parts, &part),
+        None => (0..parts).for_each(part),
     }
 }
