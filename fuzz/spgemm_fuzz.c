@@ -396,7 +396,8 @@ typedef struct {
     int64_t cap;
 } racc_t;
 
-static void racc_grow(racc_t *r, int64_t nt) {
+/* Room for a row of nt products; returns the row's table mask (size: a power of 2 >= 2 nt). */
+static int64_t racc_grow(racc_t *r, int64_t nt) {
     int64_t need = 16;
     while (need < 2 * nt) need *= 2;
     if (need > r->hcap) {
@@ -416,6 +417,7 @@ static void racc_grow(racc_t *r, int64_t nt) {
         r->ab = (double *)realloc(r->ab, (size_t)nt * sizeof(double));
         if (!r->cs || !r->v || !r->vf || !r->ab) abort();
     }
+    return need - 1;
 }
 
 static void racc_free(racc_t *r) {
@@ -452,9 +454,7 @@ static void ref_mul(const ref_t *a, const ref_t *b, ref_t *c) {
         int64_t nt = 0, nd = 0, mask, s;
         for (p = a->rp[i]; p < a->rp[i + 1]; p++) nt += b->rp[a->ci[p] + 1] - b->rp[a->ci[p]];
         c->flops += nt;
-        racc_grow(&r, nt);
-        mask = 15;
-        while (mask + 1 < 2 * nt) mask = 2 * mask + 1;
+        mask = racc_grow(&r, nt);
         for (p = a->rp[i]; p < a->rp[i + 1]; p++) {
             int64_t row = a->ci[p];
             for (q = b->rp[row]; q < b->rp[row + 1]; q++) {
