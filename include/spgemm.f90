@@ -936,7 +936,9 @@ module spgemm
     ! counts, compressed B, transposes, C's arrays the library allocates) and return
     ! `SPGEMM_STATUS_ALLOC_FAILED` when it exceeds the bound, with the estimate, its parts and
     ! the bound in `spgemm_last_error`; nothing is allocated then and the handle stays usable.
-    ! The caller's arrays and matrices, and GPU memory, are not counted.
+    ! The caller's arrays and matrices, GPU memory, and the handle's worker threads (started
+    ! by the first call that splits its work, kept until the handle's thread count or binding
+    ! changes) are not counted.
     ! Errors: `SPGEMM_STATUS_NULL_POINTER`. Calls on one handle are serialised.
     !
     ! # Safety

@@ -211,6 +211,9 @@ fn handle(alg: Algorithm, sorted: bool, validate: bool) -> Handle {
     h.options.algorithm = alg;
     h.options.sorted_output = sorted;
     h.options.validate = validate;
+    // The worker threads start with the first call that splits its work and are not
+    // counted (see `spgemm_set_memory_limit`): started here, outside the measured calls.
+    h.install(|| ()).unwrap();
     h
 }
 
