@@ -495,7 +495,10 @@ fuzz-check: fuzz-build
 # "#N:" line is the execution count).
 # The jobs' scratch corpora on tmpfs where there is one (a tenth of a job's time went to
 # creating files on ext4); -print_funcs=0: no llvm-symbolizer run for every new function.
-FUZZ_JOBS ?= $(shell nproc)
+# SPGEMM_PROC_BIND=none: every job's handles would pin their first worker to core 0; one
+# job more than cores fills the gaps of a job's thread handoffs (20-30% of the CPUs idle
+# with one job per core; docs/ROBUSTNESS.md, segments 23-24).
+FUZZ_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 FUZZ_TMPDIR ?= $(if $(wildcard /dev/shm),/dev/shm,/tmp)
 FUZZ_LONG := $(BUILD)/fuzz-long
 .PHONY: fuzz-long
@@ -505,7 +508,7 @@ fuzz-long: fuzz-build
 	rm -f $(FUZZ_LONG)/lib/libspgemm.so.0 $(FUZZ_LONG)/spgemm_fuzz
 	cp $(FUZZ_LIBDIR)/libspgemm.so.0 $(FUZZ_LONG)/lib/libspgemm.so.0
 	cp $(BUILD)/spgemm_fuzz $(FUZZ_LONG)/spgemm_fuzz
-	cd $(FUZZ_LONG) && LD_LIBRARY_PATH=$$PWD/lib TMPDIR=$(FUZZ_TMPDIR) $(FUZZ_ENV) nice -n 19 ./spgemm_fuzz \
+	cd $(FUZZ_LONG) && LD_LIBRARY_PATH=$$PWD/lib TMPDIR=$(FUZZ_TMPDIR) SPGEMM_PROC_BIND=none $(FUZZ_ENV) nice -n 19 ./spgemm_fuzz \
 	  -fork=$(FUZZ_JOBS) -entropic=0 -print_funcs=0 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=20 \
 	  -rss_limit_mb=4096 -max_len=4096 -artifact_prefix=artifacts/ -print_final_stats=1 \
 	  -max_total_time=$(FUZZ_SECONDS) corpus > run.log 2>&1; \
