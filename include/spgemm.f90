@@ -225,8 +225,12 @@ module spgemm
   ! cache, a second level sized by the largest row only for rows that overflow it. Memory
   ! independent of the number of columns of C.
   integer(c_int32_t), parameter :: SPGEMM_ALG_KKMEM = 3_c_int32_t
-  ! Bind workers by a policy chosen from the machine (default): `SPGEMM_BIND_SPREAD` when it
-  ! has several NUMA domains or more cores than workers, else `SPGEMM_BIND_CLOSE`.
+  ! Bind workers by a policy chosen from the machine (default): `SPGEMM_BIND_NONE` for fewer
+  ! workers than cores when other processes may share them (the creating thread's CPU mask
+  ! is the whole machine and no MPI launcher names the process's share: processes that each
+  ! bound from the first cores would all run there, as under `OMP_PROC_BIND=true`); else
+  ! `SPGEMM_BIND_SPREAD` when the machine has several NUMA domains or more cores than
+  ! workers, else `SPGEMM_BIND_CLOSE`.
   integer(c_int32_t), parameter :: SPGEMM_BIND_AUTO = 0_c_int32_t
   ! Do not bind workers (the OS places them within the creating thread's CPU mask).
   integer(c_int32_t), parameter :: SPGEMM_BIND_NONE = 1_c_int32_t

@@ -191,8 +191,12 @@ typedef int32_t spgemm_hbm_t;
 // independent of the number of columns of C.
 #define SPGEMM_ALG_KKMEM 3
 
-// Bind workers by a policy chosen from the machine (default): `SPGEMM_BIND_SPREAD` when it
-// has several NUMA domains or more cores than workers, else `SPGEMM_BIND_CLOSE`.
+// Bind workers by a policy chosen from the machine (default): `SPGEMM_BIND_NONE` for fewer
+// workers than cores when other processes may share them (the creating thread's CPU mask
+// is the whole machine and no MPI launcher names the process's share: processes that each
+// bound from the first cores would all run there, as under `OMP_PROC_BIND=true`); else
+// `SPGEMM_BIND_SPREAD` when the machine has several NUMA domains or more cores than
+// workers, else `SPGEMM_BIND_CLOSE`.
 #define SPGEMM_BIND_AUTO 0
 
 // Do not bind workers (the OS places them within the creating thread's CPU mask).

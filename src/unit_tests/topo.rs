@@ -95,6 +95,41 @@ fn auto_policy_resolution() {
     assert_eq!(BindPolicy::Auto.resolve(one.desc(), 9), BindPolicy::Close);
     // Explicit policies are kept.
     assert_eq!(BindPolicy::Close.resolve(d, 2), BindPolicy::Close);
+    // A machine other processes may share (the caller's mask is all of it, no MPI share):
+    // fewer workers than cores stay unbound, with a note; a full machine is still bound.
+    for (desc, cores) in [(d, 8), (one.desc(), 4)] {
+        let shared = MachineDesc {
+            shared: true,
+            ..desc.clone()
+        };
+        assert_eq!(BindPolicy::Auto.resolve(&shared, 1), BindPolicy::None);
+        assert_eq!(
+            BindPolicy::Auto.resolve(&shared, cores - 1),
+            BindPolicy::None
+        );
+        assert_eq!(
+            BindPolicy::Auto.resolve(&shared, cores),
+            desc_full_policy(desc)
+        );
+        assert_eq!(BindPolicy::Spread.resolve(&shared, 1), BindPolicy::Spread);
+        let p = plan(&shared, 1, BindPolicy::Auto, HbmMode::Auto);
+        assert_eq!(p.policy, BindPolicy::None);
+        assert!(p.workers.iter().all(|w| w.core.is_none()));
+        assert!(
+            p.notes.iter().any(|n| n.contains("unbound")),
+            "{:?}",
+            p.notes
+        );
+    }
+}
+
+/// What `Auto` gives when the workers fill `desc`: `Spread` across NUMA domains, else `Close`.
+fn desc_full_policy(desc: &MachineDesc) -> BindPolicy {
+    if desc.ordinary_domains() > 1 {
+        BindPolicy::Spread
+    } else {
+        BindPolicy::Close
+    }
 }
 
 #[test]
@@ -415,6 +450,33 @@ fn affinity_of_this_thread() -> Vec<u32> {
             .map(|i| i as u32)
             .collect()
     }
+}
+
+#[test]
+fn auto_leaves_fewer_workers_than_cores_unbound_on_a_whole_machine() {
+    let t = Topo::system();
+    let cores = t.desc().cores.len();
+    let whole = affinity_of_this_thread().len()
+        == t.desc().cores.iter().map(|c| c.pus.len()).sum::<usize>();
+    if cores < 2
+        || !whole
+        || std::env::var_os("SPGEMM_PROC_BIND").is_some()
+        || spgemm::platform::topo::node_rank().is_some()
+    {
+        eprintln!(
+            "SKIPPED auto_leaves_fewer_workers_than_cores_unbound_on_a_whole_machine: {cores} cores, whole mask {whole}"
+        );
+        return;
+    }
+    let h = Handle::new(cores - 1).unwrap();
+    assert_eq!(h.placement().policy, BindPolicy::None);
+    let masks = h
+        .install(|| rayon::broadcast(|_| affinity_of_this_thread()))
+        .unwrap();
+    assert!(masks.iter().all(|m| m.len() > 1), "{masks:?}");
+    assert!(h.topology_info().contains("workers unbound"));
+    let h = Handle::new(cores).unwrap();
+    assert_ne!(h.placement().policy, BindPolicy::None);
 }
 
 #[test]

@@ -63,6 +63,10 @@ pub struct MachineDesc {
     pub numa: Vec<NumaDesc>,
     /// Number of packages (sockets), at least 1.
     pub packages: usize,
+    /// Other processes may run on these cores: the caller's CPU mask is every core of the
+    /// machine and no MPI launcher named this process's share of them (see
+    /// `Topo::desc_for_caller`). Under `Auto`, fewer workers than cores are then not bound.
+    pub shared: bool,
 }
 
 fn includes(outer: &[u32], inner: &[u32]) -> bool {
@@ -94,6 +98,7 @@ impl MachineDesc {
         let cores = cores.max(1);
         MachineDesc {
             source: "fallback".into(),
+            shared: false,
             cores: (0..cores)
                 .map(|i| CoreDesc {
                     logical: i,
@@ -280,6 +285,7 @@ pub fn describe(topo: &Topology, source: &str) -> MachineDesc {
         cores,
         numa,
         packages,
+        shared: false,
     };
     if desc.cores.is_empty() {
         return MachineDesc::fallback(1);

@@ -152,13 +152,16 @@ impl Topo {
     /// share this node ([`node_rank`]), the rank's share of the cores ([`rank_share`]):
     /// unbound ranks that each bound their workers from core 0 on would all run there
     /// (Kokkos partitions the cores the same way).
+    /// Otherwise, with a mask of the whole machine, the description is marked `shared`:
+    /// nothing says that other processes do not run there too.
     pub fn desc_for_caller(&self) -> MachineDesc {
         let own = match bind::current_thread_pus(self) {
             Some(pus) => self.desc.restricted_to(&pus),
             None => self.desc.clone(),
         };
+        let whole = own.cores.len() == self.desc.cores.len();
         match node_rank() {
-            Some((rank, size)) if own.cores.len() == self.desc.cores.len() => {
+            Some((rank, size)) if whole => {
                 let share = rank_share(own.cores.len(), rank, size);
                 let mut pus: Vec<u32> = own.cores[share]
                     .iter()
@@ -167,7 +170,10 @@ impl Topo {
                 pus.sort_unstable();
                 own.restricted_to(&pus)
             }
-            _ => own,
+            _ => MachineDesc {
+                shared: whole && self.this_system,
+                ..own
+            },
         }
     }
 }

@@ -7,7 +7,9 @@ use super::desc::{HBM_BANDWIDTH_RATIO, MachineDesc};
 /// How workers are bound to cores (C: `SPGEMM_BIND_*`; env `SPGEMM_PROC_BIND`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BindPolicy {
-    /// Chosen from the machine: `Spread` when there is more than one NUMA domain or more
+    /// Chosen from the machine: `None` when there are more cores than workers on a machine
+    /// other processes may share ([`MachineDesc::shared`]: every process would bind from
+    /// the same first cores); else `Spread` when there is more than one NUMA domain or more
     /// cores than workers, else `Close` (then every core gets a worker and both agree).
     Auto = 0,
     /// No binding: the OS places workers (within the creating thread's CPU mask).
@@ -55,7 +57,9 @@ impl BindPolicy {
     pub fn resolve(self, desc: &MachineDesc, threads: usize) -> BindPolicy {
         match self {
             BindPolicy::Auto => {
-                if desc.ordinary_domains() > 1 || desc.cores.len() > threads {
+                if desc.shared && desc.cores.len() > threads {
+                    BindPolicy::None
+                } else if desc.ordinary_domains() > 1 || desc.cores.len() > threads {
                     BindPolicy::Spread
                 } else {
                     BindPolicy::Close
@@ -242,6 +246,12 @@ pub fn plan(desc: &MachineDesc, threads: usize, policy: BindPolicy, hbm: HbmMode
             }
         })
         .collect();
+    if policy == BindPolicy::Auto && resolved == BindPolicy::None {
+        notes.push(format!(
+            "auto: {threads} workers for {} cores that other processes may use too (the CPU mask is the whole machine, no MPI launcher named this process's share): workers unbound; a launcher's or taskset's binding, or SPGEMM_PROC_BIND=spread|close, binds them",
+            desc.cores.len()
+        ));
+    }
     if use_hbm && resolved == BindPolicy::None && common_hbm.is_none() {
         notes.push(
             "workers are unbound and no high-bandwidth node is local to every core; using normal memory"
