@@ -495,9 +495,10 @@ fuzz-check: fuzz-build
 # "#N:" line is the execution count).
 # The jobs' scratch corpora on tmpfs where there is one (a tenth of a job's time went to
 # creating files on ext4); -print_funcs=0: no llvm-symbolizer run for every new function.
-# SPGEMM_PROC_BIND=none: every job's handles would pin their first worker to core 0; one
-# job more than cores fills the gaps of a job's thread handoffs (20-30% of the CPUs idle
-# with one job per core; docs/ROBUSTNESS.md, segments 23-24).
+# SPGEMM_PROC_BIND=none: the harness's handles with a worker per core would pin worker i to
+# core i in every job (1-thread ones pinned to core 0 before a01c420); one job more than
+# cores fills the gaps of a job's thread handoffs (20-30% of the CPUs idle with one job per
+# core, pinned; docs/ROBUSTNESS.md, segments 23-24).
 FUZZ_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 FUZZ_TMPDIR ?= $(if $(wildcard /dev/shm),/dev/shm,/tmp)
 FUZZ_LONG := $(BUILD)/fuzz-long

@@ -109,7 +109,7 @@ fn auto_policy_resolution() {
         );
         assert_eq!(
             BindPolicy::Auto.resolve(&shared, cores),
-            desc_full_policy(desc)
+            BindPolicy::Auto.resolve(desc, cores)
         );
         assert_eq!(BindPolicy::Spread.resolve(&shared, 1), BindPolicy::Spread);
         let p = plan(&shared, 1, BindPolicy::Auto, HbmMode::Auto);
@@ -120,15 +120,6 @@ fn auto_policy_resolution() {
             "{:?}",
             p.notes
         );
-    }
-}
-
-/// What `Auto` gives when the workers fill `desc`: `Spread` across NUMA domains, else `Close`.
-fn desc_full_policy(desc: &MachineDesc) -> BindPolicy {
-    if desc.ordinary_domains() > 1 {
-        BindPolicy::Spread
-    } else {
-        BindPolicy::Close
     }
 }
 
