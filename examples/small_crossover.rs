@@ -116,14 +116,14 @@ fn main() {
     let mut h = Handle::new(threads).unwrap();
     println!("threads {}", h.threads());
     let mut cases: Vec<(String, Mat, Mat)> = Vec::new();
-    for n in [100, 300, 1000, 2000, 3000, 5000, 10000] {
+    for n in [100, 300, 1000, 2000, 3000, 5000, 10000, 20000, 28000] {
         cases.push((
             format!("random {n}"),
             random(n, 7 + n as u64),
             random(n, 11 + n as u64),
         ));
     }
-    for g in [10, 20, 32, 45, 64, 100] {
+    for g in [10, 20, 32, 45, 64, 100, 128, 160] {
         cases.push((format!("lap2d {g}x{g}"), laplacian(g), laplacian(g)));
     }
     println!("| input | work | nnz(C) | small | multiply us (on / off) | reuse us (on / off) |");

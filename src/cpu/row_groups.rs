@@ -145,6 +145,28 @@ fn sampled_share<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> f64 {
     hits as f64 / n as f64
 }
 
+/// Whether A likely has row groups worth the grouped kernels, from [`SERIAL_SAMPLES`]
+/// rows (serially, a few microseconds): the serial path of small products, which has no
+/// groups, leaves products of such an A above its base threshold to the parallel path.
+pub(crate) fn likely<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> bool {
+    let m = a.nrows();
+    if m < 2 {
+        return false;
+    }
+    let n = (m - 1).min(SERIAL_SAMPLES);
+    let stride = (m - 1) / n;
+    let hits = (0..n)
+        .filter(|&t| {
+            let h = ((t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % stride;
+            same_as_previous(a, 1 + t * stride + h)
+        })
+        .count();
+    hits as f64 >= 0.5 * MIN_SAME_SHARE * n as f64
+}
+
+/// Rows [`likely`] compares with the row before.
+const SERIAL_SAMPLES: usize = 64;
+
 /// Rows `r` and `s` of A have the same column list.
 #[inline]
 pub(crate) fn same_columns<O: Idx, I: Idx, V: Scalar>(

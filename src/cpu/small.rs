@@ -16,6 +16,7 @@ use super::CpuState;
 use super::args::Product;
 use super::dense::{self, Counted, DenseRows, FLOP_BLOCK};
 use super::gustavson::{self, ReplayReport};
+use super::row_groups;
 use crate::common::csr::CsrRef;
 use crate::common::memory::{Footprint, bytes_of};
 use crate::common::options::Op;
@@ -31,18 +32,34 @@ use crate::types::{Idx, Scalar};
 /// plans, and with more threads both fall (docs/DESIGN-NOTES.md, cpu::small).
 pub(crate) const SMALL_MAX_WORK: u64 = 1 << 15;
 
+/// [`SMALL_MAX_WORK`] for a handle with one worker: the parallel path then divides
+/// nothing and only adds the wake and wait of the worker for each phase, while what the
+/// serial path leaves out (compression of B, row groups, prefetch, the column record)
+/// pays only on larger products (docs/DESIGN-NOTES.md, cpu::small).
+pub(crate) const SMALL_MAX_WORK_ONE_THREAD: u64 = (1 << 20) - 1;
+
+/// The work up to which a product is small on a handle with `threads` workers.
+pub(crate) fn max_work(threads: usize) -> u64 {
+    if threads <= 1 {
+        SMALL_MAX_WORK_ONE_THREAD
+    } else {
+        SMALL_MAX_WORK
+    }
+}
+
 /// Columns of C up to which a product may be small: the accumulators kept on the handle
 /// take up to 24 bytes per column (slot, mark, order bit, a complex replay value): 1.5 MiB.
 pub(crate) const SMALL_MAX_COLS: usize = 1 << 16;
 
 /// Whether op(A)*op(B) is small: C has at most [`SMALL_MAX_COLS`] columns and its work is
-/// at most [`SMALL_MAX_WORK`]. Reads only row offsets and, for A*B and A^T*B^T, the column
+/// at most `max_work` ([`max_work`]). Reads only row offsets and, for A*B and A^T*B^T, the column
 /// indices of A (resp. B), stopping once the bound is passed; never panics on
 /// invalid input (validation may be off): an index outside the other operand makes the
 /// product not small, and the parallel path reports it.
 pub fn fits<O: Idx, I: Idx, V: Scalar>(
     (op_a, a): (Op, &CsrRef<'_, O, I, V>),
     (op_b, b): (Op, &CsrRef<'_, O, I, V>),
+    max_work: u64,
 ) -> bool {
     let k = if op_b.transposes() {
         b.nrows()
@@ -58,10 +75,10 @@ pub fn fits<O: Idx, I: Idx, V: Scalar>(
     let inputs = [a.nrows(), b.nrows(), a.nnz(), b.nnz(), ta, tb]
         .iter()
         .fold(0u64, |s, &x| s.saturating_add(x as u64));
-    if inputs > SMALL_MAX_WORK {
+    if inputs > max_work {
         return false;
     }
-    let budget = SMALL_MAX_WORK - inputs;
+    let budget = max_work - inputs;
     let flops = match (op_a.transposes(), op_b.transposes()) {
         // Row i of op(A) meets row col(p) of B for each entry p of A.
         (false, false) => entries_times_rows(a, b, budget),
@@ -72,7 +89,11 @@ pub fn fits<O: Idx, I: Idx, V: Scalar>(
         // A*B^T: at most every entry of A times every entry of B.
         (false, true) => Some((a.nnz() as u64).saturating_mul(b.nnz() as u64)),
     };
-    flops.is_some_and(|f| f <= budget)
+    let Some(flops) = flops.filter(|&f| f <= budget) else {
+        return false;
+    };
+    // Above the base threshold (one worker) A's row groups pay more than the wake saves.
+    inputs + flops <= SMALL_MAX_WORK || op_a.transposes() || !row_groups::likely(a)
 }
 
 /// Length of row `i` of `m` read without trusting the offsets (None: not a row).

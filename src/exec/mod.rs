@@ -182,7 +182,7 @@ impl PatternPairOp for SymbolicOp<'_> {
         let gap = gpu_gap(sig.values, self.ops);
         let route = route(e, o, a.nnz() + b.nnz(), gap.as_deref())?;
         let mut ctx = e.cpu_ctx(o);
-        ctx.small = matches!(route, Route::Cpu) && small((op_a, &a), (op_b, &b), o);
+        ctx.small = matches!(route, Route::Cpu) && small((op_a, &a), (op_b, &b), o, ctx.threads);
         if self.fixed {
             // The numeric calls trust the structure without digests: C's columns may be
             // kept for them as where every call checks it.
@@ -281,22 +281,24 @@ impl PatternPairOp for SymbolicOp<'_> {
 
 /// Whether op(A)*op(B) runs as a small product (serially on the calling thread, see
 /// [`cpu::small`]): under `Algorithm::Auto` with the small path on, on the CPU alone, and
-/// small by the CPU backend's measure. Such products have too few entries for `Auto` to
-/// send them to the GPU (checked below).
+/// small by the CPU backend's measure for a handle of `threads` workers. Such products
+/// have too few entries for `Auto` to send them to the GPU (checked below).
 fn small<O: Idx, I: Idx, V: Scalar>(
     a: (Op, &CsrRef<'_, O, I, V>),
     b: (Op, &CsrRef<'_, O, I, V>),
     o: &Options,
+    threads: usize,
 ) -> bool {
     o.small_path
         && o.algorithm == Algorithm::Auto
         && o.backend != Backend::Cuda
         && !o.hybrid
-        && cpu::small::fits(a, b)
+        && cpu::small::fits(a, b, cpu::small::max_work(threads))
 }
 
 // A small product's inputs are fewer than `Auto` sends to the GPU.
 const _: () = assert!(cpu::small::SMALL_MAX_WORK < AUTO_MIN_INPUT_NNZ as u64);
+const _: () = assert!(cpu::small::SMALL_MAX_WORK_ONE_THREAD < AUTO_MIN_INPUT_NNZ as u64);
 
 /// Runs `f` on the handle's workers when `parallel`, else on the calling thread, waking no
 /// worker (the structure checks run serially off the workers, see `CsrRef::validate`).
@@ -394,7 +396,7 @@ impl PatternPairOp for SymbolicEstimate<'_> {
     {
         let (op_a, op_b) = self.ops;
         let mut ctx = self.e.cpu_ctx(self.o);
-        ctx.small = small((op_a, &a), (op_b, &b), self.o);
+        ctx.small = small((op_a, &a), (op_b, &b), self.o, ctx.threads);
         Ok(symbolic_footprint(&ctx, (op_a, &a), (op_b, &b)))
     }
 }

@@ -2006,7 +2006,9 @@ fn recorded_columns_fill_the_first_numeric_call() {
             base,
         };
         for vt in VALUE_TYPES {
-            let h = handle(threads, Algorithm::Auto, sorted);
+            let mut h = handle(threads, Algorithm::Auto, sorted);
+            // The record is the parallel path's (one worker would take these serially).
+            h.options.small_path = false;
             let view = |m: &Csr| typed(m, it, it, vt, base, true);
             let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
             let what = format!("{it:?} base {base} sorted {sorted} {vt:?} B {}", sb.ncols);

@@ -462,3 +462,82 @@ fn the_small_path_is_taken_below_the_threshold_only() {
     );
     assert!(!small(&h, &te, &te));
 }
+
+/// A handle with one worker takes the serial path up to a larger work (the parallel path
+/// would only add the worker's wake and wait), except where A's row groups pay; the two
+/// paths give bitwise the same C there too.
+#[test]
+fn one_worker_handles_take_the_small_path_further() {
+    let mut rng = Rng::new(31);
+    let f64_typed = |c: &Csr| {
+        typed(
+            c,
+            IndexType::Int32,
+            IndexType::Int32,
+            ValueType::Float64,
+            0,
+            true,
+        )
+    };
+    // 20,000 rows of 0-8 entries: about 400,000 multiplications.
+    let a = random(
+        &mut rng,
+        Shape {
+            nrows: 20_000,
+            ncols: 20_000,
+            max_row: 8,
+            ..Default::default()
+        },
+    );
+    let ta = f64_typed(&a);
+    let w = flops(&a, &a) + 2 * (a.nrows + a.col.len());
+    assert!(w > 1 << 15 && w < 1 << 20, "work {w}");
+    let small = |h: &Handle, a: &Typed| {
+        spgemm::symbolic(h, &a.any(), &a.any(), FORMAT)
+            .unwrap()
+            .small()
+    };
+    assert!(small(&handle(1, true), &ta));
+    assert!(!small(&handle(2, true), &ta));
+    // The same rows, each repeated three times (row groups of 3, as FEM operators with
+    // three unknowns per node have): left to the parallel path's grouped kernels.
+    let mut g = Csr {
+        nrows: 3 * 4000,
+        ncols: 3 * 4000,
+        ptr: vec![0],
+        col: vec![],
+        val: vec![],
+    };
+    for i in 0..4000 {
+        let r = a.ptr[i]..a.ptr[i + 1];
+        for _ in 0..3 {
+            g.col.extend(a.col[r.clone()].iter().map(|&c| c % g.ncols));
+            g.val.extend_from_slice(&a.val[r.clone()]);
+            g.ptr.push(g.col.len());
+        }
+    }
+    let tg = f64_typed(&g);
+    let wg = flops(&g, &g) + 2 * (g.nrows + g.col.len());
+    assert!(wg > 1 << 15 && wg < 1 << 20, "work {wg}");
+    assert!(!small(&handle(1, true), &tg));
+    // Bitwise equal to the parallel path on one worker, sorted and unsorted.
+    for sorted in [false, true] {
+        let (on, off) = (handle(1, true), handle(1, false));
+        let mut outs = Vec::new();
+        for h in [on, off] {
+            let mut h = h;
+            h.options.sorted_output = sorted;
+            let (out, plan) = run(
+                &h,
+                (Op::NonTranspose, &ta),
+                (Op::NonTranspose, &ta),
+                FORMAT,
+                true,
+            )
+            .unwrap();
+            outs.push((out, plan.small()));
+        }
+        assert!(outs[0].1 && !outs[1].1);
+        assert_eq!(outs[0].0, outs[1].0, "sorted {sorted}");
+    }
+}
