@@ -1,5 +1,6 @@
 //! Where the serial small-product path stops paying (development aid for
-//! `cpu::small::SMALL_MAX_WORK`): the same products on one handle with the small path on
+//! `cpu::small::SMALL_MAX_WORK` and, with one thread, `SMALL_MAX_WORK_ONE_THREAD`, under
+//! which every case here falls): the same products on one handle with the small path on
 //! and off, alternated round by round, wall time per product (median of the rounds).
 //! Products above the threshold take the parallel path either way: to measure beyond it,
 //! build with the threshold raised (below `AUTO_MIN_INPUT_NNZ`; docs/DESIGN-NOTES.md,

@@ -372,4 +372,32 @@ mod tests {
         let a = CsrRef::<i32, i32, f64>::new(10, 10, 0, &offs, &cols, None).unwrap();
         assert_eq!(RowGroups::detect(&a).unwrap(), None);
     }
+
+    /// The small path's sampled test: grouped and ungrouped A, too few rows, and offsets
+    /// no validation has looked at (decreasing, negative, past the columns) without a panic.
+    #[test]
+    fn likely_groups_from_samples_on_any_offsets() {
+        for (sizes, want) in [(vec![3], true), (vec![2, 3], true), (vec![1], false)] {
+            for n in [2usize, 3, 65, 1000] {
+                let sizes: Vec<usize> = sizes.iter().copied().cycle().take(n).collect();
+                let (offs, cols, m) = grouped(&sizes, 0);
+                let a = CsrRef::<i32, i32, f64>::new(m, 60, 0, &offs, &cols, None).unwrap();
+                // Two rows of one group each: no pair to compare, as with one row.
+                let expect = want && m >= 2 && sizes[0] > 1;
+                assert_eq!(likely(&a), expect, "{:?} x {n}", &sizes[..1]);
+            }
+        }
+        let cols = [0i32, 1, 2];
+        for offs in [
+            vec![0i32, 3, 1, 2, 0, 3],
+            vec![0, -5, 2, -1, 3, 3],
+            vec![0, 7, 9, 1_000_000, 3, 3],
+            vec![0, i32::MAX, i32::MIN, 1, 2, 3],
+        ] {
+            let a = CsrRef::<i32, i32, f64>::new(5, 3, 0, &offs, &cols, None).unwrap();
+            let _ = likely(&a);
+        }
+        let one = CsrRef::<i32, i32, f64>::new(1, 3, 0, &[0, 3], &cols, None).unwrap();
+        assert!(!likely(&one));
+    }
 }

@@ -52,10 +52,12 @@ pub(crate) fn max_work(threads: usize) -> u64 {
 pub(crate) const SMALL_MAX_COLS: usize = 1 << 16;
 
 /// Whether op(A)*op(B) is small: C has at most [`SMALL_MAX_COLS`] columns and its work is
-/// at most `max_work` ([`max_work`]). Reads only row offsets and, for A*B and A^T*B^T, the column
-/// indices of A (resp. B), stopping once the bound is passed; never panics on
-/// invalid input (validation may be off): an index outside the other operand makes the
-/// product not small, and the parallel path reports it.
+/// at most `max_work` ([`max_work`]); above [`SMALL_MAX_WORK`] also A (not transposed)
+/// unlikely to have row groups ([`row_groups::likely`]). Reads only row offsets, for A*B
+/// and A^T*B^T the column indices of A (resp. B), stopping once the bound is passed, and
+/// for the row groups 64 rows of A; never panics on invalid input (validation may be
+/// off): an index outside the other operand makes the product not small, and the
+/// parallel path reports it.
 pub fn fits<O: Idx, I: Idx, V: Scalar>(
     (op_a, a): (Op, &CsrRef<'_, O, I, V>),
     (op_b, b): (Op, &CsrRef<'_, O, I, V>),

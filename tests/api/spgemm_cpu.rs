@@ -2060,7 +2060,9 @@ fn recorded_columns_fill_the_first_numeric_call() {
             }
             let mut h = handle(threads, Algorithm::Auto, sorted);
             h.options.validate = false;
+            h.options.small_path = false;
             let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+            assert!(!plan.small(), "{what}");
             assert_eq!(plan.cpu_details().unwrap().record_bytes, 0, "{what}");
         }
     }
