@@ -9,8 +9,8 @@ alternating them product by product and round by round so that machine noise hit
 MATDIR holds .mtx files and products.txt (`spgemm-bench gen MATDIR` writes both). For each
 product and round both binaries run `spgemm --alg auto` once each (order swapped every
 round); the table gives, per product, the median over rounds of each side's total_s
-(symbolic + numeric), reuse_s and numeric_s (the first numeric call), and the median of the per-round ratios B/A (a ratio of
-runs seconds apart, not of absolute times across runs).
+(symbolic + numeric), reuse_s and numeric_s (the first numeric call), and the median of
+the per-round ratios B/A (a ratio of runs seconds apart, not of absolute times across runs).
 """
 import argparse
 import json
