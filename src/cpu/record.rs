@@ -12,6 +12,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::common::csr::CsrRef;
+use crate::types::{Idx, Scalar};
+
 /// Rows of C's columns (0-based), as written by the symbolic chunks: piece `p` holds the
 /// rows `bounds[p]..bounds[p + 1]` one after the other.
 #[derive(Debug)]
@@ -99,21 +102,81 @@ impl<'a> Recorder<'a> {
 /// (docs/DESIGN-NOTES.md, cpu::record).
 pub const MIN_PRODUCTS_PER_ROW: f64 = 64.0;
 
-/// Products per entry of C assumed when predicting the record's size from the
-/// multiplications (the corpus' AMG products have 4-9; products with fewer, the squares of
-/// graphs, have C many times their inputs and no room for a record anyway).
+/// Products per entry of C assumed for a first, free prediction of the record's size from
+/// the multiplications (the corpus' AMG products have 4-60; products with fewer, the
+/// squares of graphs, have C many times their inputs and no room for a record anyway).
+/// A prediction over the budget is checked on a sample of rows ([`sampled_entries`]).
 pub const PRODUCTS_PER_ENTRY: f64 = 4.0;
+
+/// Rows of A [`sampled_entries`] reads at most (evenly spaced), and products of them.
+pub const SIZE_SAMPLE: (usize, usize) = (256, 1 << 14);
 
 /// Whether a product of `flops` multiplications (an estimate) over `m` rows gets a record
 /// of at most `budget` bytes: rows with enough products, and a predicted size within the
-/// budget (a record that outgrows it is dropped part-way, its writing wasted). With
+/// budget (a record that outgrows it is dropped part-way, its writing wasted): first
+/// `flops / PRODUCTS_PER_ENTRY` entries of C, and where that is over the budget,
+/// `entries()` (an estimate from a sample, [`sampled_entries`]; `None`: no record). With
 /// `structure` (the caller reads C's columns right after the symbolic phase, which the
 /// record then hands out instead of a second pass over the product) always: the pass it
 /// saves costs more than the writing, and the budget still ends a record that outgrows it.
-pub fn pays(flops: f64, m: usize, budget: usize, structure: bool) -> bool {
+pub fn pays(
+    flops: f64,
+    m: usize,
+    budget: usize,
+    structure: bool,
+    entries: impl FnOnce() -> Option<f64>,
+) -> bool {
+    let fits = |c: f64| c * 4.0 <= budget as f64;
     structure
         || (flops >= MIN_PRODUCTS_PER_ROW * m as f64
-            && flops / PRODUCTS_PER_ENTRY * 4.0 <= budget as f64)
+            && (fits(flops / PRODUCTS_PER_ENTRY) || entries().is_some_and(fits)))
+}
+
+/// Entries of C = A*B estimated from up to [`SIZE_SAMPLE`] evenly spaced rows of A: `flops`
+/// times the share of their products that are distinct columns of their row of C (a row
+/// cut at the product limit counts its first products, which overlap less: the estimate
+/// errs high). `None` when the sampled rows have no products. Offsets or columns outside
+/// the arrays (validation off) end a row early; they never read past A or B.
+pub fn sampled_entries<O: Idx, I: Idx, V: Scalar>(
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    flops: f64,
+) -> Option<f64> {
+    let (rows, limit) = SIZE_SAMPLE;
+    let m = a.nrows();
+    let n = rows.min(m);
+    let (a_cols, b_cols) = (a.col_indices(), b.col_indices());
+    let range = |x: &CsrRef<'_, O, I, V>, i: usize, len: usize| {
+        let lo = x.row_start(i).min(len);
+        lo..x.row_start(i + 1).clamp(lo, len)
+    };
+    let mut cols: Vec<usize> = Vec::with_capacity(limit);
+    let (mut products, mut distinct) = (0usize, 0usize);
+    for s in 0..n {
+        let i = s * m / n;
+        let start = cols.len();
+        'row: for p in range(a, i, a_cols.len()) {
+            let j = a.col_of(a_cols[p]);
+            if j >= b.nrows() {
+                break;
+            }
+            for q in range(b, j, b_cols.len()) {
+                if cols.len() == limit {
+                    break 'row;
+                }
+                cols.push(b.col_of(b_cols[q]));
+            }
+        }
+        let row = &mut cols[start..];
+        row.sort_unstable();
+        products += row.len();
+        distinct += 1 + row.windows(2).filter(|w| w[0] != w[1]).count();
+        distinct -= row.is_empty() as usize;
+        if cols.len() == limit {
+            break;
+        }
+    }
+    (products > 0).then(|| flops * distinct as f64 / products as f64)
 }
 
 /// Bytes a record may take: half the bytes of A and B (structure and values). C of the
@@ -192,5 +255,95 @@ mod tests {
         r.for_rows(0..5, &row_ptr, |_, c| all += c.len());
         assert_eq!(all, 7);
         r.for_rows(3..3, &row_ptr, |_, _| panic!("no rows"));
+    }
+
+    /// CSR of `rows` (0-based columns) with index base `base`.
+    fn csr(rows: &[Vec<usize>], base: usize) -> (Vec<i64>, Vec<i64>) {
+        let mut ptr = vec![base as i64];
+        let mut cols = vec![];
+        for r in rows {
+            cols.extend(r.iter().map(|&c| (c + base) as i64));
+            ptr.push((cols.len() + base) as i64);
+        }
+        (ptr, cols)
+    }
+
+    #[test]
+    fn sampled_entries_of_c() {
+        // Exact where every row is sampled: A = I (C = B) over B's rows of 0..3 columns,
+        // one with a duplicate (one entry of C, two products); A of two equal entries per
+        // row (each product twice: half distinct).
+        let n = 200;
+        let b_rows: Vec<Vec<usize>> = (0..n)
+            .map(|j| (0..j % 4).map(|d| (j + 7 * d) % n).collect())
+            .collect();
+        let mut b_rows = b_rows;
+        b_rows[5] = vec![3, 3];
+        for base in [0, 1] {
+            let (bp, bc) = csr(&b_rows, base);
+            let b = CsrRef::<i64, i64, f64>::new(n, n, base, &bp, &bc, None).unwrap();
+            let eye: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+            let (ap, ac) = csr(&eye, base);
+            let a = CsrRef::<i64, i64, f64>::new(n, n, base, &ap, &ac, None).unwrap();
+            let flops = b.nnz() as f64;
+            let distinct: usize = b_rows
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    r.sort();
+                    r.dedup();
+                    r.len()
+                })
+                .sum();
+            let got = sampled_entries(&a, &b, flops).unwrap();
+            assert!((got - distinct as f64).abs() < 1e-9, "{got} vs {distinct}");
+            let twice: Vec<Vec<usize>> = (0..n).map(|i| vec![i, i]).collect();
+            let (ap, ac) = csr(&twice, base);
+            let a = CsrRef::<i64, i64, f64>::new(n, n, base, &ap, &ac, None).unwrap();
+            let got = sampled_entries(&a, &b, 2.0 * flops).unwrap();
+            assert!((got - distinct as f64).abs() < 1e-9, "{got} vs {distinct}");
+        }
+        // No products in the sampled rows: no estimate.
+        let (bp, bc) = csr(&vec![vec![]; 4], 0);
+        let b = CsrRef::<i64, i64, f64>::new(4, 4, 0, &bp, &bc, None).unwrap();
+        let (ap, ac) = csr(&[vec![0, 1], vec![], vec![3], vec![2]], 0);
+        let a = CsrRef::<i64, i64, f64>::new(4, 4, 0, &ap, &ac, None).unwrap();
+        assert_eq!(sampled_entries(&a, &b, 0.0), None);
+    }
+
+    #[test]
+    fn sampled_entries_stop_at_the_product_limit_and_bad_offsets() {
+        // One row of A over every row of B (each 64 columns, all the same): the sample
+        // stops at SIZE_SAMPLE.1 products, 64 distinct among them.
+        let (n, w) = (1024, 64);
+        let b_rows: Vec<Vec<usize>> = (0..n).map(|_| (0..w).collect()).collect();
+        let (bp, bc) = csr(&b_rows, 0);
+        let b = CsrRef::<i64, i64, f64>::new(n, w, 0, &bp, &bc, None).unwrap();
+        let (ap, ac) = csr(&[(0..n).collect()], 0);
+        let a = CsrRef::<i64, i64, f64>::new(1, n, 0, &ap, &ac, None).unwrap();
+        let flops = (n * w) as f64;
+        let got = sampled_entries(&a, &b, flops).unwrap();
+        assert_eq!(got, flops * w as f64 / SIZE_SAMPLE.1 as f64);
+        // Offsets past the arrays (as unvalidated input may hold) and a column past B's
+        // rows end the row early; nothing is read outside A or B.
+        let ap = [0i64, 9, 3];
+        let ac = [0i64, 1, 5000];
+        let a = CsrRef::<i64, i64, f64>::new(2, n, 0, &ap, &ac, None).unwrap();
+        let got = sampled_entries(&a, &b, 1.0).unwrap();
+        assert_eq!(got, 64.0 / 128.0);
+    }
+
+    #[test]
+    fn pays_checks_the_sample_only_over_the_first_prediction() {
+        let never = || -> Option<f64> { panic!("no sample needed") };
+        // Too few products per row, or the structure wanted: the sample is not taken.
+        assert!(!pays(63.0 * 10.0, 10, 1 << 30, false, never));
+        assert!(pays(1.0, 10, 0, true, never));
+        // 64 products per row, first prediction 160 entries (640 bytes): within 640 bytes.
+        assert!(pays(640.0, 10, 640, false, never));
+        // Over it: the sample decides.
+        assert!(pays(640.0, 10, 639, false, || Some(100.0)));
+        assert!(!pays(640.0, 10, 399, false, || Some(100.0)));
+        assert!(!pays(640.0, 10, 639, false, || None));
     }
 }

@@ -391,7 +391,16 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 record::budget_bytes(a.nnz() * entry, b.nnz() * entry)
             };
             let keep = ctx.keep_columns
-                && est.is_some_and(|e| record::pays(e.flops, m, budget, ctx.structure_wanted));
+                && est.is_some_and(|e| {
+                    // Sampled only for sorted output, where the record also saves the
+                    // first numeric call's ordering (docs/DESIGN-NOTES.md, cpu::record).
+                    let entries = || {
+                        ctx.sorted
+                            .then(|| record::sampled_entries(a, b, e.flops))
+                            .flatten()
+                    };
+                    record::pays(e.flops, m, budget, ctx.structure_wanted, entries)
+                });
             let cb = match est {
                 Some(e) if e.pays(b.nnz(), keep && ctx.sorted) => compress::compress_rows(b)?,
                 _ => None,
