@@ -135,8 +135,9 @@ pub fn pays(
 /// Entries of C = A*B estimated from up to [`SIZE_SAMPLE`] evenly spaced rows of A: `flops`
 /// times the share of their products that are distinct columns of their row of C (a row
 /// cut at the product limit counts its first products, which overlap less: the estimate
-/// errs high). `None` when the sampled rows have no products. Offsets or columns outside
-/// the arrays (validation off) end a row early; they never read past A or B.
+/// errs high). `None` when the sampled rows have no products or the sample's 128 KiB cannot
+/// be allocated. Offsets or columns outside the arrays (validation off) end a row early;
+/// they never read past A or B.
 pub fn sampled_entries<O: Idx, I: Idx, V: Scalar>(
     a: &CsrRef<'_, O, I, V>,
     b: &CsrRef<'_, O, I, V>,
@@ -150,7 +151,9 @@ pub fn sampled_entries<O: Idx, I: Idx, V: Scalar>(
         let lo = x.row_start(i).min(len);
         lo..x.row_start(i + 1).clamp(lo, len)
     };
-    let mut cols: Vec<usize> = Vec::with_capacity(limit);
+    // Reserved up front (no record when it cannot be): the pushes below stop at `limit`.
+    let mut cols: Vec<usize> = Vec::new();
+    cols.try_reserve_exact(limit).ok()?;
     let (mut products, mut distinct) = (0usize, 0usize);
     for s in 0..n {
         let i = s * m / n;
