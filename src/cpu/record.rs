@@ -173,8 +173,7 @@ pub fn sampled_entries<O: Idx, I: Idx, V: Scalar>(
         let row = &mut cols[start..];
         row.sort_unstable();
         products += row.len();
-        distinct += 1 + row.windows(2).filter(|w| w[0] != w[1]).count();
-        distinct -= row.is_empty() as usize;
+        distinct += row.len() - row.windows(2).filter(|w| w[0] == w[1]).count();
         if cols.len() == limit {
             break;
         }
@@ -277,10 +276,9 @@ mod tests {
         // one with a duplicate (one entry of C, two products); A of two equal entries per
         // row (each product twice: half distinct).
         let n = 200;
-        let b_rows: Vec<Vec<usize>> = (0..n)
+        let mut b_rows: Vec<Vec<usize>> = (0..n)
             .map(|j| (0..j % 4).map(|d| (j + 7 * d) % n).collect())
             .collect();
-        let mut b_rows = b_rows;
         b_rows[5] = vec![3, 3];
         for base in [0, 1] {
             let (bp, bc) = csr(&b_rows, base);
