@@ -13,7 +13,10 @@ use crate::cpu::compress::CompressedRows;
 use crate::cpu::dense::{self, FLOP_BLOCK};
 use crate::cpu::partition::{balanced_chunks_blocked, balanced_chunks_by};
 use crate::cpu::record::{ColumnRecord, Recorder};
+pub(crate) use crate::cpu::replay_parts::rows_digest;
+use crate::cpu::replay_parts::{ColDigest, sum_row, take};
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups};
+use crate::cpu::slot_map::{self, SlotMaps};
 use crate::cpu::stream;
 use crate::cpu::symbolic::{SymbolicAcc, WORD_BITS};
 use crate::cpu::util::{row_len_exceeds, row_len_mismatch, split_at_bounds, value_pair};
@@ -213,72 +216,6 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar, J: Idx>(
         .try_for_each(|((cp, vp), w)| pool.with(|ws| fill_chunk(ws, p, w[0]..w[1], cp, vp)))
 }
 
-/// Digest of C's column indices as the caller's array holds them: a wrapping sum over
-/// entries of a bijective mix of (index, global position). A changed entry always changes
-/// its term, so one changed entry is always detected and several cancel only by chance
-/// (2^-64); a moved entry changes two terms. One multiply per term and no carried
-/// dependency but the sum; with 4-byte indices a term covers two entries (see `extend`),
-/// which keeps the replay as fast as copying the columns (docs/DESIGN-NOTES.md,
-/// cpu::gustavson (replay)).
-#[derive(Clone, Copy)]
-struct ColDigest {
-    sum: u64,
-    key: u64,
-}
-
-impl ColDigest {
-    const STEP: u64 = 0x9E37_79B9_7F4A_7C15;
-    fn at(position: usize) -> ColDigest {
-        ColDigest {
-            sum: 0,
-            key: (position as u64).wrapping_mul(Self::STEP),
-        }
-    }
-    #[inline(always)]
-    fn add(&mut self, x: u64) {
-        let z = (x ^ self.key).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        self.sum = self.sum.wrapping_add(z ^ (z >> 32));
-        self.key = self.key.wrapping_add(Self::STEP);
-    }
-}
-
-/// Digest of the columns of C's rows `rows` (`cols` holds exactly them; `row_ptr` as in the
-/// plan), row by row (see [`ColDigest::extend`]).
-pub(crate) fn rows_digest<J: Idx>(
-    cols: &[J],
-    row_ptr: &[usize],
-    rows: std::ops::Range<usize>,
-) -> u64 {
-    let off0 = row_ptr[rows.start];
-    let mut d = ColDigest::at(off0);
-    for i in rows {
-        d.extend(&cols[row_ptr[i] - off0..row_ptr[i + 1] - off0]);
-    }
-    d.sum
-}
-
-impl ColDigest {
-    /// Adds one row's columns. With 4-byte indices two entries of the row form one 64-bit
-    /// word (one multiply per two entries; an odd row ends with a single entry).
-    #[inline(always)]
-    fn extend<J: Idx>(&mut self, cols: &[J]) {
-        if std::mem::size_of::<J>() == 4 {
-            let mut pairs = cols.chunks_exact(2);
-            for p in &mut pairs {
-                let lo = p[0].to_usize() as u64 & 0xFFFF_FFFF;
-                self.add(lo | ((p[1].to_usize() as u64) << 32));
-            }
-            if let [x] = pairs.remainder() {
-                self.add(x.to_usize() as u64 & 0xFFFF_FFFF);
-            }
-        } else {
-            for &c in cols {
-                self.add(c.to_usize() as u64);
-            }
-        }
-    }
-}
-
 /// Digest of each chunk's columns of C (`chunks` as in the plan), for [`replay`].
 pub fn chunk_digests<J: Idx>(chunks: &[usize], row_ptr: &[usize], cols: &[J]) -> Vec<u64> {
     let off0 = row_ptr[chunks[0]];
@@ -462,43 +399,6 @@ fn replay_row<V: Scalar, O: Idx, I: Idx, J: Idx, const STREAM: bool, const PF: b
     in_range
 }
 
-/// Moves a replay sum from its slot of the dense array to C's value (a streaming store
-/// with STREAM) and resets the slot to -0.0 (`neg0`).
-#[inline(always)]
-fn take<V: Scalar, const STREAM: bool>(out: &mut V, slot: &mut V, neg0: V) {
-    if STREAM {
-        stream::put(out, *slot);
-    } else {
-        *out = *slot;
-    }
-    *slot = neg0;
-}
-
-/// Sums row i of A*B into `dense` (B's 0-based column), in the order of A's row and B's
-/// rows.
-#[inline(always)]
-fn sum_row<V: Scalar, O: Idx, I: Idx, const PF: bool>(
-    dense: &mut [V],
-    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
-    (av, bv): (&[V], &[V]),
-    i: usize,
-) {
-    let (a_cols, a_vals) = a.row_entries(i, av);
-    let bb = b.base();
-    // With PF (see `crate::cpu::prefetch`): a compile-time choice, because a run-time
-    // flag in this loop slowed the replay (docs/DESIGN-NOTES.md, cpu::gustavson (replay)).
-    let p0 = if PF { a.row_start(i) } else { 0 };
-    for (t, (&j, &aij)) in a_cols.iter().zip(a_vals).enumerate() {
-        if PF {
-            crate::cpu::prefetch::ahead(a, b, Some(bv), p0 + t);
-        }
-        let (b_cols, b_vals) = b.row_entries(a.col_of(j), bv);
-        for (&cq, &bq) in b_cols.iter().zip(b_vals) {
-            dense[cq.to_usize().wrapping_sub(bb)] += aij * bq;
-        }
-    }
-}
-
 /// [`replay_rows`] from the recorded columns `rec` instead of the caller's: each row's
 /// columns are written to `cols` (plus `c_base`) while its values are gathered. Returns
 /// the chunk's digest. `dense` as for [`replay_rows`].
@@ -544,6 +444,17 @@ pub struct ReplayReport {
     pub refilled: usize,
 }
 
+/// What a replay does with slot maps ([`crate::cpu::slot_map`]).
+pub enum Maps<'m> {
+    /// None: the dense replay.
+    Off,
+    /// The plan's maps: chunks with one replay through it.
+    Use(&'m SlotMaps),
+    /// The plan has none yet: chunks that can get one build it while they replay (the
+    /// slot `None` gets the maps unless C is streamed, when maps are not built).
+    Build(&'m mut Option<SlotMaps>),
+}
+
 /// Numeric phase for a plan that recorded the digests of C's columns (`digests`, one per
 /// chunk, see [`chunk_digests`]): each chunk trusts the columns already in the caller's
 /// `cols` when they still have the recorded digest and only recomputes values; a chunk
@@ -551,43 +462,122 @@ pub struct ReplayReport {
 /// when the plan keeps the symbolic phase's columns (`rec`), filled from them, so that its
 /// columns are in the order of every other call (a compressed count records them in
 /// another order than the kernels find them). Only valid when the structure of A and B is
-/// the plan's (checked by the caller).
+/// the plan's (checked by the caller). With `maps`, chunks replay through their slot map
+/// or build it (see [`Maps`]).
 pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     pool: &WorkspacePool,
     p: &Product<'_, O, I, V>,
     (digests, rec): (&[u64], Option<&ColumnRecord>),
-    cols: &mut [J],
-    vals: Option<&mut [V]>,
+    (cols, vals): (&mut [J], Option<&mut [V]>),
+    maps: Maps<'_>,
 ) -> Result<ReplayReport> {
     let np = p.plan;
     let (chunks, row_ptr) = (np.chunks, np.row_ptr);
     let streamed = cols.len().saturating_mul(std::mem::size_of::<V>()) >= REPLAY_STREAM_MIN_BYTES;
     let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
+    let (use_maps, build) = match &maps {
+        Maps::Off => (None, false),
+        Maps::Use(m) => (Some(*m), false),
+        Maps::Build(_) => (None, !streamed),
+    };
     let refilled = std::sync::atomic::AtomicUsize::new(0);
-    col_pieces
+    let built = col_pieces
         .into_par_iter()
         .zip(val_pieces)
         .zip(digests)
-        .zip(chunks.par_windows(2))
-        .try_for_each(|(((cp, mut vp), &want), w)| {
+        .zip(chunks.par_windows(2).enumerate())
+        .map(|(((cp, mut vp), &want), (ci, w))| {
             pool.with(|ws| {
-                if !replay_chunk(ws, p, streamed, w[0]..w[1], cp, vp.as_deref_mut(), want)? {
+                let rows = w[0]..w[1];
+                if let (Some(map), Some(vals), Some(av), Some(bv)) = (
+                    use_maps.and_then(|m| m.chunk(ci)),
+                    vp.as_deref_mut(),
+                    p.a.values(),
+                    p.b.values(),
+                ) && slot_map::replay_mapped(
+                    (p.a, p.b),
+                    (av, bv),
+                    rows.clone(),
+                    row_ptr,
+                    cp,
+                    vals,
+                    (map, want),
+                ) {
+                    return Ok(None);
+                }
+                if build
+                    && let Some(map) = build_map(ws, p, rows.clone(), cp, vp.as_deref_mut(), want)?
+                {
+                    return Ok(Some(map));
+                }
+                if !replay_chunk(ws, p, streamed, rows.clone(), cp, vp.as_deref_mut(), want)? {
                     refilled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if let Some(rec) = rec {
                         // Rare (an array at the address of one this plan filled): a
                         // second pass, from the record's columns.
-                        let want = copy_recorded(rec, w[0]..w[1], (row_ptr, np.c_base), cp);
-                        replay_chunk(ws, p, streamed, w[0]..w[1], cp, vp, want)?;
+                        let want = copy_recorded(rec, rows.clone(), (row_ptr, np.c_base), cp);
+                        replay_chunk(ws, p, streamed, rows, cp, vp, want)?;
                     }
                 }
-                Ok(())
+                Ok(None)
             })
-        })?;
+        })
+        .collect::<Result<Vec<Option<Vec<u8>>>>>()?;
+    if let (Maps::Build(slot), true) = (maps, build) {
+        *slot = Some(SlotMaps { chunks: built });
+    }
     let refilled = refilled.into_inner();
     Ok(ReplayReport {
         replayed: digests.len() - refilled,
         refilled,
     })
+}
+
+/// One chunk of a replay that builds its slot map: the map, with the chunk's values
+/// written; None when the chunk gets none (no values, a row too long for a slot, no memory
+/// for the map or its scratch, or its columns changed: the caller then replays it as
+/// usual, which also computes a changed chunk afresh).
+fn build_map<O: Idx, I: Idx, V: Scalar, J: Idx>(
+    ws: &mut Workspace,
+    p: &Product<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+    cp: &mut [J],
+    vp: Option<&mut [V]>,
+    want: u64,
+) -> Result<Option<Vec<u8>>> {
+    let (a, b, np) = (p.a, p.b, p.plan);
+    let (Some(vals), Some(av), Some(bv)) = (vp, a.values(), b.values()) else {
+        return Ok(None);
+    };
+    if !slot_map::rows_fit(np.row_ptr, rows.clone()) {
+        return Ok(None);
+    }
+    let Some(n) = slot_map::products(a, b, rows.clone()) else {
+        return Ok(None);
+    };
+    let mut map = Vec::new();
+    let mut pos = Vec::new();
+    if map.try_reserve_exact(n).is_err() || pos.try_reserve_exact(b.ncols()).is_err() {
+        return Ok(None);
+    }
+    pos.resize(b.ncols(), 0u8);
+    let k = b.ncols();
+    let dense = replay_values::<V>(ws, k)?;
+    let ok = slot_map::replay_building(
+        (dense, &mut pos),
+        (a, b),
+        (av, bv),
+        rows.clone(),
+        (np.row_ptr, np.c_base),
+        cp,
+        vals,
+        (&mut map, want),
+    );
+    if ok && map.len() == n {
+        return Ok(Some(map));
+    }
+    dense.fill(V::NEG_ZERO);
+    Ok(None)
 }
 
 /// Numeric phase from the columns the symbolic phase kept (`rec`): each chunk copies its

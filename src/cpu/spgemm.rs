@@ -16,6 +16,7 @@ use super::prefetch;
 use super::record::{self, ColumnRecord};
 use super::row_groups::{LANES, RowGroups};
 use super::select::{self, Features};
+use super::slot_map::{self, SlotMaps};
 use super::small;
 use super::symbolic::{LinkedBits, ProbeBits, WORD_BITS};
 use super::workspace::GROWN_PER_CALL;
@@ -85,6 +86,9 @@ pub struct ReuseCache {
     /// (counters for tests and reports).
     pub replayed_chunks: usize,
     pub refilled_chunks: usize,
+    /// Slot maps of the replay (see `cpu::slot_map`), built by the first replay where
+    /// the plan may keep them; forgotten with the digests.
+    pub slot_maps: Option<SlotMaps>,
 }
 
 /// How many of the last filled column arrays a plan remembers (a caller alternating a few
@@ -120,6 +124,9 @@ pub struct CpuDetails {
     pub small: bool,
     /// Bytes of C's columns kept from the symbolic phase (0: none).
     pub record_bytes: usize,
+    /// Bytes of the replay's slot maps, and chunks that have one (see `cpu::slot_map`).
+    pub slot_map_bytes: usize,
+    pub mapped_chunks: usize,
 }
 
 impl CpuPlan {
@@ -137,6 +144,8 @@ impl CpuPlan {
             replay_ready: c.col_digests.is_some(),
             small: self.small,
             record_bytes: self.record.as_ref().map_or(0, |r| r.bytes()),
+            slot_map_bytes: c.slot_maps.as_ref().map_or(0, |m| m.bytes()),
+            mapped_chunks: c.slot_maps.as_ref().map_or(0, |m| m.mapped()),
         }
     }
 
@@ -164,6 +173,14 @@ impl CpuPlan {
             s.push_str(&format!(
                 "C's columns kept from the symbolic phase: {} bytes\n",
                 r.bytes()
+            ));
+        }
+        if let Some(m) = &self.reuse.lock().slot_maps {
+            s.push_str(&format!(
+                "replay slot maps: {} of {} chunks, {} bytes\n",
+                m.mapped(),
+                self.chunks.len().saturating_sub(1),
+                m.bytes()
             ));
         }
         s
@@ -485,7 +502,8 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
     let serial = plan.small;
     let body = || {
         // Reuse (see `ReuseCache`): only while every call checks the structure.
-        let mut cache = plan.reuse.lock();
+        let mut guard = plan.reuse.lock();
+        let cache: &mut ReuseCache = &mut guard;
         cache.numeric_calls += 1;
         let replay_ok =
             trusted && b.ncols().saturating_mul(std::mem::size_of::<V>()) <= REPLAY_MAX_DENSE_BYTES;
@@ -495,6 +513,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         };
         if !replay_ok {
             cache.col_digests = None;
+            cache.slot_maps = None;
         }
         // A call without values asks for the structure, which the value calls after it reuse.
         let learn = replay_ok
@@ -521,6 +540,21 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
             prefetch: plan.prefetch,
         };
         let p = Product { a, b, plan: &np };
+        // Slot maps where the plan may keep memory beyond itself, the rows of B are long
+        // enough and the map of every product fits the budget of a kept record (see
+        // `cpu::slot_map`).
+        let maps_ok = ctx.keep_columns
+            && plan.flops >= slot_map::MIN_B_ROW.saturating_mul(a.nnz() as u64)
+            && !serial
+            && !plan.prefetch
+            && plan.row_groups.is_none()
+            && vals.is_some()
+            && a.values().is_some()
+            && b.values().is_some()
+            && usize::try_from(plan.flops).is_ok_and(|f| {
+                let entry = std::mem::size_of::<I>() + std::mem::size_of::<V>();
+                f <= record::budget_bytes(a.nnz() * entry, b.nnz() * entry)
+            });
         macro_rules! run {
             ($c:expr) => {{
                 let c = $c;
@@ -528,12 +562,17 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
                     let r = if serial {
                         small::replay(ctx.state, &p, digests[0], c, vals)?
                     } else {
+                        let maps = match &mut cache.slot_maps {
+                            Some(m) if maps_ok => gustavson::Maps::Use(m),
+                            m @ None if maps_ok => gustavson::Maps::Build(m),
+                            _ => gustavson::Maps::Off,
+                        };
                         gustavson::replay(
                             &ctx.state.workspace,
                             &p,
                             (digests, plan.record.as_ref()),
-                            c,
-                            vals,
+                            (c, vals),
+                            maps,
                         )?
                     };
                     cache.replayed_chunks += r.replayed;

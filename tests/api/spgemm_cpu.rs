@@ -980,6 +980,110 @@ fn reuse_replay_matches_fresh_products() {
     }
 }
 
+/// Reused plans whose rows of B are long enough for the replay's slot maps
+/// (`cpu::slot_map`): the first replay builds them, later calls replay through them. Every
+/// call equals a fresh product bitwise (-0.0, duplicates, cancellation), sorted and
+/// unsorted, both bases and index widths; the chunk holding a row of C longer than a slot
+/// addresses keeps the dense replay; a changed column in the caller's array is computed
+/// afresh; a handle with a memory limit keeps no maps.
+#[test]
+fn reuse_through_slot_maps_matches_fresh_products() {
+    let mut rng = Rng::new(57);
+    let s = Shape {
+        nrows: 1500,
+        ncols: 800,
+        max_row: 3,
+        duplicates: true,
+        unsorted: true,
+        zeros: 0.1,
+        integer_values: true,
+        empty_rows: 0.1,
+        ..Default::default()
+    };
+    let mut a = random(&mut rng, s);
+    let mut b = random(
+        &mut rng,
+        Shape {
+            nrows: 800,
+            ncols: 900,
+            max_row: 40,
+            ..s
+        },
+    );
+    // A's last row takes every row of B: its row of C is longer than a slot addresses.
+    a.col.extend(0..a.ncols);
+    a.val.extend((0..a.ncols).map(|t| (t % 5) as f64));
+    *a.ptr.last_mut().unwrap() = a.col.len();
+    for sorted in [false, true] {
+        for (it, base, threads) in [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 3)] {
+            for limit in [0usize, 1 << 40] {
+                let mut h = handle(threads, Algorithm::Auto, sorted);
+                h.options.small_path = false;
+                h.options.memory_limit = limit;
+                let f = OutputFormat {
+                    offsets: it,
+                    indices: it,
+                    base,
+                };
+                let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
+                let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+                let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                let chunks = plan.cpu_details().unwrap().chunks.len() - 1;
+                let what = format!("sorted={sorted} base={base} threads={threads} limit={limit}");
+                assert!(chunks >= 2, "{what}");
+                for round in 0..6 {
+                    new_values(&mut a, &mut b, &mut rng, round);
+                    let (ta, tb) = (view(&a), view(&b));
+                    if round == 4 {
+                        // One column changed (still in range): its chunk is computed afresh.
+                        let t = plan.nnz() / 3;
+                        match &mut idx {
+                            IndexVec::I32(v) => v[t] = (v[t] + 1) % (b.ncols as i32),
+                            IndexVec::I64(v) => v[t] = (v[t] + 1) % (b.ncols as i64),
+                        }
+                    }
+                    let before = plan.cpu_details().unwrap().refilled_chunks;
+                    spgemm::numeric(
+                        &h,
+                        &plan,
+                        &ta.any(),
+                        &tb.any(),
+                        idx.as_mut(),
+                        Some(val.as_mut()),
+                    )
+                    .unwrap();
+                    let fresh = product(&h, &ta, &tb, f, true).unwrap();
+                    let ValueVec::F64(cv) = &val else {
+                        unreachable!()
+                    };
+                    let got = Out {
+                        ptr: plan.row_offsets().unwrap().to_vec(),
+                        col: columns(&idx, base),
+                        bits: cv.iter().map(|x| x.bits()).collect(),
+                    };
+                    assert_eq!(got, fresh, "{what} round {round}");
+                    let d = plan.cpu_details().unwrap();
+                    assert_eq!(
+                        d.refilled_chunks - before,
+                        usize::from(round == 4),
+                        "{what}"
+                    );
+                    if round >= 2 {
+                        if limit == 0 {
+                            // Every chunk but the long row's.
+                            assert_eq!(d.mapped_chunks, chunks - 1, "{what} round {round}");
+                            assert!(d.slot_map_bytes > 0, "{what}");
+                        } else {
+                            assert_eq!(d.mapped_chunks, 0, "{what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Sorted output of the dense kernel emits narrow rows (columns spanning fewer than two
 /// 64-bit words per entry, rows of at least 16 entries) in order from a bit map and sorts
 /// the others (src/cpu/dense.rs). One product holds both kinds, rows at the last word of

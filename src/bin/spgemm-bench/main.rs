@@ -774,6 +774,10 @@ fn run_alg(cfg: &Config, inp: &mut Inputs, alg: Algorithm) -> Result<AlgResult, 
         inp.scale_a(0.5);
     }
     result.map_err(|e| lib_err("reuse", e))?;
+    // With SPGEMM_BENCH_PLAN set, also what the reuse calls learned (slot maps).
+    if std::env::var_os("SPGEMM_BENCH_PLAN").is_some() {
+        eprintln!("after the reuse calls:\n{}", plan.describe());
+    }
     // Scaling by a power of two is exact, so C must scale exactly (up to the summation).
     let factor = if inp.b.is_none() { 4.0 } else { 2.0 };
     let (s2, sa2) = check::checksums(out.vals());

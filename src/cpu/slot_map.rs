@@ -1,0 +1,237 @@
+//! Slot maps for the replay: a byte per product of a chunk, the place of the product's
+//! column in its row of C (rows of at most [`MAX_ROW`] entries). A replay sums each row
+//! through the map straight into C's row: it reads neither B's columns nor C's (but for
+//! their digest), and has no dense array to gather from and reset.
+//!
+//! Built once, by the first replay of a plan (the dense replay then also writes each
+//! product's slot), within the memory a plan may keep ([`crate::cpu::record::budget_bytes`]);
+//! used by every later replay whose chunk still has its columns' digest. The sums are
+//! formed in the dense replay's order from -0.0, so C's values are bitwise the same
+//! (measurements: docs/DESIGN-NOTES.md, cpu::slot_map).
+
+use crate::common::csr::CsrRef;
+use crate::cpu::replay_parts::{ColDigest, sum_row, take};
+use crate::types::{Idx, Scalar};
+
+/// Longest row of C a slot (one byte) can address.
+pub(crate) const MAX_ROW: usize = 256;
+
+/// Maps only for products whose rows of B have at least this many entries on average over
+/// A's entries (multiplications / nnz(A)): over shorter rows of B the mapped replay was
+/// slower than the dense one (corpus A/B: docs/DESIGN-NOTES.md, cpu::slot_map).
+pub(crate) const MIN_B_ROW: u64 = 8;
+
+/// The slot maps of a plan's chunks (None: the chunk replays through the dense array: a
+/// row longer than [`MAX_ROW`], no memory for it, or its columns changed while it was
+/// built).
+#[derive(Debug, Default)]
+pub struct SlotMaps {
+    pub(crate) chunks: Vec<Option<Vec<u8>>>,
+}
+
+impl SlotMaps {
+    /// Bytes the maps hold.
+    pub fn bytes(&self) -> usize {
+        self.chunks.iter().flatten().map(Vec::capacity).sum()
+    }
+
+    /// Chunks with a map.
+    pub fn mapped(&self) -> usize {
+        self.chunks.iter().flatten().count()
+    }
+
+    /// The map of chunk `c`, if it has one.
+    pub fn chunk(&self, c: usize) -> Option<&[u8]> {
+        self.chunks.get(c)?.as_deref()
+    }
+}
+
+/// Whether every row of `rows` of C (offsets `row_ptr`) fits a slot map.
+pub fn rows_fit(row_ptr: &[usize], rows: std::ops::Range<usize>) -> bool {
+    rows.into_iter()
+        .all(|i| row_ptr[i + 1] - row_ptr[i] <= MAX_ROW)
+}
+
+/// Products of rows `rows` of A*B (the map's length), None on overflow.
+pub fn products<O: Idx, I: Idx, V: Scalar>(
+    a: &CsrRef<'_, O, I, V>,
+    b: &CsrRef<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+) -> Option<usize> {
+    let mut f = 0usize;
+    for i in rows {
+        for &j in a.row_cols(i) {
+            f = f.checked_add(b.row_len(a.col_of(j)))?;
+        }
+    }
+    Some(f)
+}
+
+/// The dense replay of rows `rows` (as `gustavson::replay_rows`, plain stores, no
+/// prefetch) that also appends each product's slot to `map` (reserved for all of them);
+/// `pos` (k bytes) is scratch. Returns whether `cols` had the digest `want` and only
+/// columns of C; if not, `dense` must be reset and `map` is garbage.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_building<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    (dense, pos): (&mut [V], &mut [u8]),
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    rows: std::ops::Range<usize>,
+    (row_ptr, c_base): (&[usize], usize),
+    cols: &[J],
+    vals: &mut [V],
+    (map, want): (&mut Vec<u8>, u64),
+) -> bool {
+    let neg0 = V::NEG_ZERO;
+    let off0 = row_ptr[rows.start];
+    let bb = b.base();
+    let mut digest = ColDigest::at(off0);
+    let mut ok = true;
+    for i in rows {
+        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+        let row = &cols[s..e];
+        ok &= row.len() <= MAX_ROW;
+        sum_row::<V, O, I, false>(dense, (a, b), (av, bv), i);
+        for (t, (out, &c)) in vals[s..e].iter_mut().zip(row).enumerate() {
+            let c = c.to_usize().wrapping_sub(c_base);
+            match (dense.get_mut(c), pos.get_mut(c)) {
+                (Some(slot), Some(p)) => {
+                    take::<V, false>(out, slot, neg0);
+                    *p = t as u8;
+                }
+                _ => ok = false,
+            }
+        }
+        // Every product's column is one of the row's (when the digest holds), whose
+        // places were just written; a place beyond the row would leave a stale sum in the
+        // mapped replay's buffer, so it rejects the map.
+        for &j in a.row_cols(i) {
+            for &c in b.row_cols(a.col_of(j)) {
+                let t = pos
+                    .get(c.to_usize().wrapping_sub(bb))
+                    .copied()
+                    .unwrap_or(u8::MAX);
+                ok &= (t as usize) < row.len();
+                map.push(t);
+            }
+        }
+        digest.extend(row);
+    }
+    ok && digest.sum == want
+}
+
+/// The replay of rows `rows` through their slot map `map` (built by [`replay_building`]
+/// for these rows, with A's and B's structure the plan's: checked by the caller): C's
+/// values into `vals`. Returns whether `cols` still has the digest `want` and the map
+/// matched the products; if not, the values written are garbage.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_mapped<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    rows: std::ops::Range<usize>,
+    row_ptr: &[usize],
+    cols: &[J],
+    vals: &mut [V],
+    (map, want): (&[u8], u64),
+) -> bool {
+    let neg0 = V::NEG_ZERO;
+    let off0 = row_ptr[rows.start];
+    let mut digest = ColDigest::at(off0);
+    let mut at = 0usize;
+    let mut ok = true;
+    for i in rows {
+        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+        // Summed in place in C's row (in cache from here to its last product), cleared in
+        // whole blocks of 8 (fixed-size stores instead of a memset call per row of a few
+        // entries): a block past the row's end clears the next rows' first places, which
+        // their own clear overwrites again.
+        let end = (s + (e - s).next_multiple_of(8)).min(vals.len());
+        let mut blocks = vals[s..end].chunks_exact_mut(8);
+        for blk in &mut blocks {
+            blk.copy_from_slice(&[neg0; 8]);
+        }
+        for x in blocks.into_remainder() {
+            *x = neg0;
+        }
+        let out = &mut vals[s..e];
+        let (a_cols, a_vals) = a.row_entries(i, av);
+        for (&j, &aij) in a_cols.iter().zip(a_vals) {
+            let (_, b_vals) = b.row_entries(a.col_of(j), bv);
+            let Some(slots) = map.get(at..at + b_vals.len()) else {
+                return false;
+            };
+            at += b_vals.len();
+            for (&t, &bq) in slots.iter().zip(b_vals) {
+                // The map's places are below their row's length (checked when it was
+                // built): the branch is never taken.
+                match out.get_mut(t as usize) {
+                    Some(x) => *x += aij * bq,
+                    None => ok = false,
+                }
+            }
+        }
+        digest.extend(&cols[s..e]);
+    }
+    ok && at == map.len() && digest.sum == want
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::replay_parts::rows_digest;
+
+    /// A 3 x 4 times 4 x 5 product with a duplicate column in a row of B: the map built by
+    /// the dense replay gives the same values bitwise; a map one byte short or long, or
+    /// changed columns, are reported and never read past.
+    #[test]
+    fn built_map_replays_bitwise_and_rejects_mismatches() {
+        let (ap, ac) = (vec![0i32, 2, 2, 5], vec![0i32, 3, 1, 2, 3]);
+        let av = vec![1.5, -2.0, 0.25, -0.0, 3.0];
+        let (bp, bc) = (vec![0i32, 3, 4, 6, 8], vec![4i32, 0, 4, 2, 1, 3, 0, 2]);
+        let bv = vec![1.0, 2.0, -1.0, 0.5, 4.0, -3.0, 8.0, 0.125];
+        let a = CsrRef::new(3, 4, 0, &ap, &ac, Some(&av)).unwrap();
+        let b = CsrRef::new(4, 5, 0, &bp, &bc, Some(&bv)).unwrap();
+        // C's rows in first-touch order: row 0 = {4, 0, 2}, row 1 empty, row 2 = {2, 1, 3, 0}.
+        let (row_ptr, cols) = (vec![0usize, 3, 3, 7], vec![4i32, 0, 2, 2, 1, 3, 0]);
+        let want = rows_digest(&cols, &row_ptr, 0..3);
+        let (mut dense, mut pos) = (vec![-0.0f64; 5], vec![0u8; 5]);
+        let (mut vals, mut map) = (vec![7.0; 7], Vec::new());
+        let n = products(&a, &b, 0..3).unwrap();
+        assert!(rows_fit(&row_ptr, 0..3));
+        assert!(replay_building(
+            (&mut dense, &mut pos),
+            (&a, &b),
+            (&av, &bv),
+            0..3,
+            (&row_ptr, 0),
+            &cols,
+            &mut vals,
+            (&mut map, want),
+        ));
+        assert_eq!(map.len(), n);
+        assert!(dense.iter().all(|x| x.to_bits() == (-0.0f64).to_bits()));
+        // Row 0: 1.5 * (1, 2, -1) on {4, 0, 4} and -2.0 * (8, 0.125) on {0, 2}.
+        let row0 = [(-0.0 + 1.5) + -1.5, (-0.0 + 3.0) + -16.0, -0.0 + -0.25];
+        assert_eq!(&vals[..3], &row0);
+        let mut again = vec![9.0; 7];
+        let replay = |map: &[u8], cols: &[i32], out: &mut [f64]| {
+            replay_mapped((&a, &b), (&av, &bv), 0..3, &row_ptr, cols, out, (map, want))
+        };
+        assert!(replay(&map, &cols, &mut again));
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&again), bits(&vals));
+        assert!(!replay(&map[..n - 1], &cols, &mut again));
+        let mut longer = map.clone();
+        longer.push(0);
+        assert!(!replay(&longer, &cols, &mut again));
+        let mut changed = cols.clone();
+        changed[4] = 4;
+        assert!(!replay(&map, &changed, &mut again));
+        // A place beyond its row's length is never followed.
+        let mut bad = map.clone();
+        bad[0] = 200;
+        assert!(!replay(&bad, &cols, &mut again));
+        // A row longer than a slot addresses does not fit.
+        assert!(!rows_fit(&[0, MAX_ROW + 1], 0..1));
+    }
+}
