@@ -899,11 +899,7 @@ fn reuse_replay_matches_fresh_products() {
                         }
                         // One column changed (still in range): its chunk only.
                         5 if plan.nnz() > 0 => {
-                            let t = plan.nnz() / 2;
-                            match &mut idx {
-                                IndexVec::I32(v) => v[t] = (v[t] + 1) % (b.ncols as i32),
-                                IndexVec::I64(v) => v[t] = (v[t] + 1) % (b.ncols as i64),
-                            }
+                            bump_column(&mut idx, plan.nnz() / 2, b.ncols);
                         }
                         _ => {}
                     }
@@ -921,15 +917,7 @@ fn reuse_replay_matches_fresh_products() {
                     )
                     .unwrap();
                     let fresh = product(&h, &ta, &tb, f, true).unwrap();
-                    let col = columns(&idx, base);
-                    let ValueVec::F64(cv) = &val else {
-                        unreachable!()
-                    };
-                    let got = Out {
-                        ptr: plan.row_offsets().unwrap().to_vec(),
-                        col,
-                        bits: cv.iter().map(|x| x.bits()).collect(),
-                    };
+                    let got = plan_output(&plan, &idx, &val, base);
                     assert_eq!(
                         got, fresh,
                         "{alg:?} sorted={sorted} base={base} round {round}"
@@ -1037,11 +1025,7 @@ fn reuse_through_slot_maps_matches_fresh_products() {
                     let (ta, tb) = (view(&a), view(&b));
                     if round == 4 {
                         // One column changed (still in range): its chunk is computed afresh.
-                        let t = plan.nnz() / 3;
-                        match &mut idx {
-                            IndexVec::I32(v) => v[t] = (v[t] + 1) % (b.ncols as i32),
-                            IndexVec::I64(v) => v[t] = (v[t] + 1) % (b.ncols as i64),
-                        }
+                        bump_column(&mut idx, plan.nnz() / 3, b.ncols);
                     }
                     let before = plan.cpu_details().unwrap().refilled_chunks;
                     spgemm::numeric(
@@ -1054,14 +1038,7 @@ fn reuse_through_slot_maps_matches_fresh_products() {
                     )
                     .unwrap();
                     let fresh = product(&h, &ta, &tb, f, true).unwrap();
-                    let ValueVec::F64(cv) = &val else {
-                        unreachable!()
-                    };
-                    let got = Out {
-                        ptr: plan.row_offsets().unwrap().to_vec(),
-                        col: columns(&idx, base),
-                        bits: cv.iter().map(|x| x.bits()).collect(),
-                    };
+                    let got = plan_output(&plan, &idx, &val, base);
                     assert_eq!(got, fresh, "{what} round {round}");
                     let d = plan.cpu_details().unwrap();
                     assert_eq!(
@@ -1432,18 +1409,7 @@ fn row_groups_match_reference_on_every_call() {
                     let replayed = plan.cpu_details().unwrap().replayed_chunks - before;
                     // Round 1 records the columns; replays from round 2 on.
                     assert_eq!(replayed > 0, round >= 2, "round {round}");
-                    let col: Vec<usize> = match &idx {
-                        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
-                        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
-                    };
-                    let ValueVec::F64(cv) = &val else {
-                        unreachable!()
-                    };
-                    let got = Out {
-                        ptr: plan.row_offsets().unwrap().to_vec(),
-                        col,
-                        bits: cv.iter().map(|x| x.bits()).collect(),
-                    };
+                    let got = plan_output(&plan, &idx, &val, base);
                     if !sorted {
                         for g in groups.iter() {
                             let r0 = &got.col[got.ptr[g.start]..got.ptr[g.start + 1]];
@@ -2028,18 +1994,7 @@ fn prefetching_products_match_reference() {
                         Some(val.as_mut()),
                     )
                     .unwrap();
-                    let col: Vec<usize> = match &idx {
-                        IndexVec::I32(v) => v.iter().map(|&x| x as usize - base).collect(),
-                        IndexVec::I64(v) => v.iter().map(|&x| x as usize - base).collect(),
-                    };
-                    let ValueVec::F64(cv) = &val else {
-                        unreachable!()
-                    };
-                    let got = Out {
-                        ptr: plan.row_offsets().unwrap().to_vec(),
-                        col,
-                        bits: cv.iter().map(|x| x.bits()).collect(),
-                    };
+                    let got = plan_output(&plan, &idx, &val, base);
                     let got = if sorted { got } else { sort_rows(&got) };
                     assert_eq!(got, want, "{alg:?} sorted {sorted} {it:?} call {call}");
                 }

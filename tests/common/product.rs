@@ -79,6 +79,28 @@ pub fn columns(idx: &IndexVec, base: usize) -> Vec<usize> {
     }
 }
 
+/// C as a reused plan's numeric call left it in the caller's arrays: the plan's row
+/// offsets, `idx` 0-based and the bits of the f64 values `val`.
+pub fn plan_output(plan: &Plan, idx: &IndexVec, val: &ValueVec, base: usize) -> Out {
+    let ValueVec::F64(cv) = val else {
+        panic!("plan_output reads f64 values")
+    };
+    Out {
+        ptr: plan.row_offsets().unwrap().to_vec(),
+        col: columns(idx, base),
+        bits: cv.iter().map(|x| x.bits()).collect(),
+    }
+}
+
+/// Moves entry `t` of C's columns in `idx` to the next column (mod `ncols`): a changed
+/// structure still in range.
+pub fn bump_column(idx: &mut IndexVec, t: usize, ncols: usize) {
+    match idx {
+        IndexVec::I32(v) => v[t] = (v[t] + 1) % (ncols as i32),
+        IndexVec::I64(v) => v[t] = (v[t] + 1) % (ncols as i64),
+    }
+}
+
 /// The reference product in value type `vt`, values left out unless `with_values`.
 pub fn expected(a: &Csr, b: &Csr, vt: ValueType, with_values: bool) -> Out {
     expected_op(a, Op::NonTranspose, b, Op::NonTranspose, vt, with_values)
