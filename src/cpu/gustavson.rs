@@ -450,6 +450,9 @@ pub enum Maps<'m> {
     Off,
     /// The plan's maps: chunks with one replay through it.
     Use(&'m SlotMaps),
+    /// The plan's maps, not for this call's values (no values, or the maps' conditions
+    /// do not hold): only to restore a chunk's changed columns in the maps' order.
+    Restore(&'m SlotMaps),
     /// The plan has none yet: chunks that can get one build it while they replay (the
     /// slot `None` gets the maps unless C is streamed, when maps are not built).
     Build(&'m mut Option<SlotMaps>),
@@ -475,10 +478,11 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
     let (chunks, row_ptr) = (np.chunks, np.row_ptr);
     let streamed = cols.len().saturating_mul(std::mem::size_of::<V>()) >= REPLAY_STREAM_MIN_BYTES;
     let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
-    let (use_maps, build) = match &maps {
-        Maps::Off => (None, false),
-        Maps::Use(m) => (Some(*m), false),
-        Maps::Build(_) => (None, !streamed),
+    let (use_maps, restore, build) = match &maps {
+        Maps::Off => (None, None, false),
+        Maps::Use(m) => (Some(*m), Some(*m), false),
+        Maps::Restore(m) => (None, Some(*m), false),
+        Maps::Build(_) => (None, None, !streamed),
     };
     let refilled = std::sync::atomic::AtomicUsize::new(0);
     let built = col_pieces
@@ -517,6 +521,12 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
                         // second pass, from the record's columns.
                         let want = copy_recorded(rec, rows.clone(), (row_ptr, np.c_base), cp);
                         replay_chunk(ws, p, streamed, rows, cp, vp, want)?;
+                    } else if let Some(map) = restore.and_then(|m| m.chunk(ci)) {
+                        // The same from the map (the record was dropped for the maps): the
+                        // columns restored replay, garbage ones are computed afresh again.
+                        let cols = (row_ptr, np.c_base);
+                        slot_map::columns_mapped((p.a, p.b), rows.clone(), cols, cp, (map, want));
+                        replay_chunk(ws, p, streamed, rows, cp, vp, want)?;
                     }
                 }
                 Ok(None)
@@ -531,6 +541,54 @@ pub fn replay<O: Idx, I: Idx, V: Scalar, J: Idx>(
         replayed: digests.len() - refilled,
         refilled,
     })
+}
+
+/// A fresh array filled through the slot maps of a plan whose every chunk has one (see
+/// `slot_map::columns_mapped`): C's columns in the order the maps were built for, and its
+/// values when `vals` is given, bitwise the replay's. False when a chunk's columns came out
+/// with another digest than `digests` (the array is then garbage).
+pub fn fill_mapped<O: Idx, I: Idx, V: Scalar, J: Idx>(
+    p: &Product<'_, O, I, V>,
+    digests: &[u64],
+    maps: &SlotMaps,
+    (cols, vals): (&mut [J], Option<&mut [V]>),
+) -> bool {
+    let np = p.plan;
+    let (chunks, row_ptr) = (np.chunks, np.row_ptr);
+    let (col_pieces, val_pieces) = pieces(chunks, row_ptr, cols, vals);
+    col_pieces
+        .into_par_iter()
+        .zip(val_pieces)
+        .zip(digests)
+        .zip(chunks.par_windows(2).enumerate())
+        .all(|(((cp, vp), &want), (ci, w))| {
+            let rows = w[0]..w[1];
+            let Some(map) = maps.chunk(ci) else {
+                return false;
+            };
+            if !slot_map::columns_mapped(
+                (p.a, p.b),
+                rows.clone(),
+                (row_ptr, np.c_base),
+                cp,
+                (map, want),
+            ) {
+                return false;
+            }
+            match (vp, p.a.values(), p.b.values()) {
+                (None, _, _) => true,
+                (Some(vals), Some(av), Some(bv)) => slot_map::replay_mapped(
+                    (p.a, p.b),
+                    (av, bv),
+                    rows,
+                    row_ptr,
+                    cp,
+                    vals,
+                    (map, want),
+                ),
+                _ => false,
+            }
+        })
 }
 
 /// One chunk of a replay that builds its slot map: the map, with the chunk's values

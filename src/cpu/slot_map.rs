@@ -175,6 +175,44 @@ pub fn replay_mapped<V: Scalar, O: Idx, I: Idx, J: Idx>(
     ok && at == map.len() && digest.sum == want
 }
 
+/// C's columns of rows `rows` written into a fresh array `cols` through their slot map
+/// (built for these rows, with A's and B's structure the plan's: checked by the caller):
+/// each product's column of B goes to its place, so every entry of C gets the column it had
+/// when the map was built, in the same order (what lets a plan drop its record of C's
+/// columns once every chunk has a map). Returns whether the columns written have the
+/// digest `want`; if not, they are garbage.
+pub fn columns_mapped<O: Idx, I: Idx, V: Scalar, J: Idx>(
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    rows: std::ops::Range<usize>,
+    (row_ptr, c_base): (&[usize], usize),
+    cols: &mut [J],
+    (map, want): (&[u8], u64),
+) -> bool {
+    let off0 = row_ptr[rows.start];
+    let bb = b.base();
+    let mut digest = ColDigest::at(off0);
+    let mut at = 0usize;
+    for i in rows {
+        let out = &mut cols[row_ptr[i] - off0..row_ptr[i + 1] - off0];
+        for &j in a.row_cols(i) {
+            let b_cols = b.row_cols(a.col_of(j));
+            let Some(slots) = map.get(at..at + b_cols.len()) else {
+                return false;
+            };
+            at += b_cols.len();
+            for (&t, &c) in slots.iter().zip(b_cols) {
+                let c = J::try_from_usize(c.to_usize().wrapping_sub(bb).wrapping_add(c_base));
+                match (out.get_mut(t as usize), c) {
+                    (Some(x), Some(c)) => *x = c,
+                    _ => return false,
+                }
+            }
+        }
+        digest.extend(out);
+    }
+    at == map.len() && digest.sum == want
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,5 +271,28 @@ mod tests {
         assert!(!replay(&bad, &cols, &mut again));
         // A row longer than a slot addresses does not fit.
         assert!(!rows_fit(&[0, MAX_ROW + 1], 0..1));
+        // A fresh array gets the columns through the map, in the order it was built for
+        // (1-based output: B's 0-based columns shifted); a short map or a place beyond
+        // its row is reported.
+        let columns = |map: &[u8], base: usize, fresh: &mut [i64], want: u64| {
+            columns_mapped((&a, &b), 0..3, (&row_ptr, base), fresh, (map, want))
+        };
+        let mut fresh = vec![-5i64; 7];
+        let one: Vec<i64> = cols.iter().map(|&c| c as i64 + 1).collect();
+        assert!(columns(
+            &map,
+            1,
+            &mut fresh,
+            rows_digest(&one, &row_ptr, 0..3)
+        ));
+        assert_eq!(fresh, one);
+        let zero: Vec<i64> = cols.iter().map(|&c| c as i64).collect();
+        let want0 = rows_digest(&zero, &row_ptr, 0..3);
+        let mut fresh = vec![-5i64; 7];
+        assert!(columns(&map, 0, &mut fresh, want0));
+        assert_eq!(fresh, zero);
+        assert!(!columns(&map[..n - 1], 0, &mut fresh, want0));
+        assert!(!columns(&bad, 0, &mut fresh, want0));
+        assert!(!columns(&map, 0, &mut fresh, want0 ^ 1));
     }
 }

@@ -60,7 +60,7 @@ pub struct CpuPlan {
     pub(crate) small: bool,
     /// C's columns from the symbolic phase: the first numeric call replays them
     /// ([`super::record`]).
-    record: Option<ColumnRecord>,
+    record: Mutex<Option<ColumnRecord>>,
 }
 
 /// Interior cache of a plan. The first numeric call runs the accumulator; a second call
@@ -143,7 +143,7 @@ impl CpuPlan {
             refilled_chunks: c.refilled_chunks,
             replay_ready: c.col_digests.is_some(),
             small: self.small,
-            record_bytes: self.record.as_ref().map_or(0, |r| r.bytes()),
+            record_bytes: self.record.lock().as_ref().map_or(0, |r| r.bytes()),
             slot_map_bytes: c.slot_maps.as_ref().map_or(0, |m| m.bytes()),
             mapped_chunks: c.slot_maps.as_ref().map_or(0, |m| m.mapped()),
         }
@@ -169,7 +169,7 @@ impl CpuPlan {
         if self.compressed {
             s.push_str("symbolic phase over a compressed B\n");
         }
-        if let Some(r) = &self.record {
+        if let Some(r) = &*self.record.lock() {
             s.push_str(&format!(
                 "C's columns kept from the symbolic phase: {} bytes\n",
                 r.bytes()
@@ -389,7 +389,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             row_groups: None,
             prefetch: false,
             small: true,
-            record: None,
+            record: Mutex::new(None),
         });
     }
     ctx.workers.pool()?.install(|| {
@@ -471,7 +471,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             row_groups: groups,
             prefetch,
             small: false,
-            record,
+            record: Mutex::new(record),
         })
     })
 }
@@ -558,29 +558,71 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         macro_rules! run {
             ($c:expr) => {{
                 let c = $c;
+                let mut relearn = false;
                 if let Some(digests) = cache.col_digests.as_deref().filter(|_| ours) {
                     let r = if serial {
                         small::replay(ctx.state, &p, digests[0], c, vals)?
                     } else {
                         let maps = match &mut cache.slot_maps {
                             Some(m) if maps_ok => gustavson::Maps::Use(m),
+                            Some(m) => gustavson::Maps::Restore(m),
                             m @ None if maps_ok => gustavson::Maps::Build(m),
-                            _ => gustavson::Maps::Off,
+                            None => gustavson::Maps::Off,
                         };
-                        gustavson::replay(
+                        let mut record = plan.record.lock();
+                        // Maps about to be built for every chunk replace the record: dropped
+                        // first, so that the plan never holds both (a chunk that still gets
+                        // none is computed afresh when an array changes).
+                        let all_fit = || slot_map::rows_fit(&plan.row_ptr, 0..a.nrows());
+                        if matches!(maps, gustavson::Maps::Build(_))
+                            && plan.nnz().saturating_mul(std::mem::size_of::<V>())
+                                < gustavson::REPLAY_STREAM_MIN_BYTES
+                            && all_fit()
+                        {
+                            *record = None;
+                        }
+                        let r = gustavson::replay(
                             &ctx.state.workspace,
                             &p,
-                            (digests, plan.record.as_ref()),
+                            (digests, record.as_ref()),
                             (c, vals),
                             maps,
-                        )?
+                        )?;
+                        // With a map for every chunk a fresh array is filled through the
+                        // maps (below): the record is no longer read.
+                        if cache
+                            .slot_maps
+                            .as_ref()
+                            .is_some_and(|m| m.mapped() == digests.len())
+                        {
+                            *record = None;
+                        }
+                        r
                     };
                     cache.replayed_chunks += r.replayed;
                     cache.refilled_chunks += r.refilled;
                     cache.wrote(at);
                     return Ok(());
                 }
-                if let Some(rec) = plan.record.as_ref().filter(|_| replay_ok && !serial) {
+                // A fresh array of a plan whose every chunk has a slot map (its record
+                // dropped): C's columns and values through the maps, in the maps' order.
+                if let (Some(digests), Some(maps)) =
+                    (cache.col_digests.as_deref(), cache.slot_maps.as_ref())
+                    && replay_ok
+                    && !serial
+                    && maps.mapped() == digests.len()
+                {
+                    if gustavson::fill_mapped(&p, digests, maps, (&mut *c, vals.as_deref_mut())) {
+                        cache.wrote(at);
+                        return Ok(());
+                    }
+                    // Not the maps' columns (cannot happen with the structure checked):
+                    // computed afresh below, and learned again.
+                    cache.col_digests = None;
+                    cache.slot_maps = None;
+                    relearn = true;
+                }
+                if let Some(rec) = plan.record.lock().as_ref().filter(|_| replay_ok && !serial) {
                     // The first call on a fresh array: the symbolic phase's columns.
                     let digests =
                         gustavson::replay_recorded(&ctx.state.workspace, &p, rec, c, vals)?;
@@ -593,7 +635,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
                 } else {
                     gustavson::numeric(&ctx.state.workspace, &p, c, vals)?;
                 }
-                if learn {
+                if learn || relearn {
                     cache.col_digests = Some(if serial {
                         vec![gustavson::rows_digest(c, &plan.row_ptr, 0..a.nrows())]
                     } else {

@@ -1061,6 +1061,113 @@ fn reuse_through_slot_maps_matches_fresh_products() {
     }
 }
 
+/// A plan with a record of C's columns (compressed count) whose every chunk gets a slot
+/// map drops the record when the maps are built (`cpu::slot_map::columns_mapped`): a fresh
+/// array is then filled through the maps, bitwise the fresh product (columns in the
+/// record's order, unsorted too), with or without values; an array this plan filled whose
+/// columns changed is restored from the maps; a memory limit keeps the record and no maps.
+#[test]
+fn slot_maps_replace_the_record() {
+    let mut rng = Rng::new(58);
+    // A: ~9 entries per row over B's 8,000 rows; B: ~9 entries per row within 16 columns
+    // (a compressed count, rows of C of at most 16 entries, ~80 products per row: record
+    // and maps both within the budget of half A's and B's bytes, which the symbolic chunks
+    // draw from in blocks, so C is not small; B within L2, so no prefetch).
+    let s = Shape {
+        nrows: 12_000,
+        ncols: 8_000,
+        max_row: 18,
+        duplicates: true,
+        unsorted: true,
+        zeros: 0.1,
+        integer_values: true,
+        ..Default::default()
+    };
+    let mut a = random(&mut rng, s);
+    let mut b = random(
+        &mut rng,
+        Shape {
+            nrows: 8_000,
+            ncols: 16,
+            max_row: 18,
+            ..s
+        },
+    );
+    for sorted in [false, true] {
+        for (it, base, threads) in [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 2)] {
+            for limit in [0usize, 1 << 40] {
+                let mut h = handle(threads, Algorithm::Auto, sorted);
+                h.options.small_path = false;
+                h.options.memory_limit = limit;
+                let f = OutputFormat {
+                    offsets: it,
+                    indices: it,
+                    base,
+                };
+                let what = format!("sorted={sorted} base={base} threads={threads} limit={limit}");
+                let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
+                let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+                let d = plan.cpu_details().unwrap();
+                let chunks = d.chunks.len() - 1;
+                assert!(chunks >= 2 && d.compressed, "{what}");
+                assert_eq!(d.record_bytes > 0, limit == 0, "{what}");
+                let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                let numeric = |idx: &mut IndexVec, val: Option<&mut ValueVec>, a: &Csr, b: &Csr| {
+                    let (ta, tb) = (view(a), view(b));
+                    spgemm::numeric(
+                        &h,
+                        &plan,
+                        &ta.any(),
+                        &tb.any(),
+                        idx.as_mut(),
+                        val.map(|v| v.as_mut()),
+                    )
+                    .unwrap();
+                };
+                for round in 0..8 {
+                    new_values(&mut a, &mut b, &mut rng, round);
+                    let fresh = product(&h, &view(&a), &view(&b), f, true).unwrap();
+                    let before = plan.cpu_details().unwrap().refilled_chunks;
+                    match round {
+                        // A fresh array, with values and (round 5) without.
+                        4 | 5 => {
+                            let mut i2 = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                            let mut v2 = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
+                            numeric(&mut i2, (round == 4).then_some(&mut v2), &a, &b);
+                            assert_eq!(columns(&i2, base), fresh.col, "{what} round {round}");
+                            if round == 4 {
+                                let got = plan_output(&plan, &i2, &v2, base);
+                                assert_eq!(got, fresh, "{what} round {round}");
+                            }
+                            continue;
+                        }
+                        // One column of the filled array changed: restored.
+                        6 => bump_column(&mut idx, plan.nnz() / 3, b.ncols),
+                        _ => {}
+                    }
+                    numeric(&mut idx, Some(&mut val), &a, &b);
+                    let got = plan_output(&plan, &idx, &val, base);
+                    assert_eq!(got, fresh, "{what} round {round}");
+                    let d = plan.cpu_details().unwrap();
+                    assert_eq!(
+                        d.refilled_chunks - before,
+                        usize::from(round == 6),
+                        "{what} round {round}"
+                    );
+                    if round >= 2 && limit == 0 {
+                        assert_eq!(d.mapped_chunks, chunks, "{what} round {round}");
+                        assert_eq!(d.record_bytes, 0, "{what} round {round}");
+                    }
+                    if limit != 0 {
+                        assert_eq!((d.mapped_chunks, d.record_bytes), (0, 0), "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Sorted output of the dense kernel emits narrow rows (columns spanning fewer than two
 /// 64-bit words per entry, rows of at least 16 entries) in order from a bit map and sorts
 /// the others (src/cpu/dense.rs). One product holds both kinds, rows at the last word of
