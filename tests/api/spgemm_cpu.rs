@@ -53,6 +53,25 @@ fn handle(threads: usize, alg: Algorithm, sorted: bool) -> Handle {
     h
 }
 
+/// The reuse tests' handle (parallel path, memory limit `limit`, 0: none) and output format
+/// (offsets and indices of type `it`, base `base`).
+fn reuse_setup(
+    threads: usize,
+    sorted: bool,
+    limit: usize,
+    (it, base): (IndexType, usize),
+) -> (Handle, OutputFormat) {
+    let mut h = handle(threads, Algorithm::Auto, sorted);
+    h.options.small_path = false;
+    h.options.memory_limit = limit;
+    let f = OutputFormat {
+        offsets: it,
+        indices: it,
+        base,
+    };
+    (h, f)
+}
+
 fn check_all_algorithms(a: &Csr, b: &Csr, what: &str) {
     for vt in VALUE_TYPES {
         let want = expected(a, b, vt, true);
@@ -1005,14 +1024,7 @@ fn reuse_through_slot_maps_matches_fresh_products() {
     for sorted in [false, true] {
         for (it, base, threads) in [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 3)] {
             for limit in [0usize, 1 << 40] {
-                let mut h = handle(threads, Algorithm::Auto, sorted);
-                h.options.small_path = false;
-                h.options.memory_limit = limit;
-                let f = OutputFormat {
-                    offsets: it,
-                    indices: it,
-                    base,
-                };
+                let (h, f) = reuse_setup(threads, sorted, limit, (it, base));
                 let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
                 let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
                 let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
@@ -1096,14 +1108,7 @@ fn slot_maps_replace_the_record() {
     for sorted in [false, true] {
         for (it, base, threads) in [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 2)] {
             for limit in [0usize, 1 << 40] {
-                let mut h = handle(threads, Algorithm::Auto, sorted);
-                h.options.small_path = false;
-                h.options.memory_limit = limit;
-                let f = OutputFormat {
-                    offsets: it,
-                    indices: it,
-                    base,
-                };
+                let (h, f) = reuse_setup(threads, sorted, limit, (it, base));
                 let what = format!("sorted={sorted} base={base} threads={threads} limit={limit}");
                 let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
                 let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
