@@ -541,10 +541,13 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         };
         let p = Product { a, b, plan: &np };
         // Slot maps where the plan may keep memory beyond itself, the rows of B are long
-        // enough and the map of every product fits the budget of a kept record (see
-        // `cpu::slot_map`).
+        // enough (or short, with few products per entry of C, where this machine has the
+        // short-row form) and the map of every product fits the budget of a kept record
+        // (see `cpu::slot_map`).
         let maps_ok = ctx.keep_columns
-            && plan.flops >= slot_map::MIN_B_ROW.saturating_mul(a.nnz() as u64)
+            && (plan.flops >= slot_map::MIN_B_ROW.saturating_mul(a.nnz() as u64)
+                || (slot_map::short_form::<V>()
+                    && plan.flops < slot_map::SHORT_MAX_SHARE.saturating_mul(plan.nnz() as u64)))
             && !serial
             && !plan.prefetch
             && plan.row_groups.is_none()
@@ -566,7 +569,13 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
                         let maps = match &mut cache.slot_maps {
                             Some(m) if maps_ok => gustavson::Maps::Use(m),
                             Some(m) => gustavson::Maps::Restore(m),
-                            m @ None if maps_ok => gustavson::Maps::Build(m),
+                            // Built from the third call on: a plan whose structure was
+                            // asked for first (R*A*P's A*P) replays its first value call,
+                            // which would otherwise pay for maps a product made once never
+                            // reads.
+                            m @ None if maps_ok && cache.numeric_calls >= 3 => {
+                                gustavson::Maps::Build(m)
+                            }
                             None => gustavson::Maps::Off,
                         };
                         let mut record = plan.record.lock();

@@ -987,6 +987,114 @@ fn reuse_replay_matches_fresh_products() {
     }
 }
 
+/// Reused plans whose rows of B are short (under 8 entries per entry of A) with few
+/// products per entry of C: the replay's maps in their short-row form
+/// (`cpu::slot_map::Form::Short`) where the machine has AVX-512 and the values are real,
+/// none otherwise (complex values; `SPGEMM_SPMM_ISA` forcing another path). Every call
+/// equals a fresh product bitwise (-0.0, NaN, duplicates), sorted and unsorted, both bases
+/// and index widths, f32, f64 and complex; a changed column is computed afresh.
+#[test]
+fn reuse_through_short_row_maps_matches_fresh_products() {
+    let mut rng = Rng::new(91);
+    let s = Shape {
+        nrows: 1200,
+        ncols: 700,
+        max_row: 4,
+        duplicates: true,
+        unsorted: true,
+        zeros: 0.1,
+        integer_values: true,
+        empty_rows: 0.1,
+        ..Default::default()
+    };
+    let mut a = random(&mut rng, s);
+    let mut b = random(
+        &mut rng,
+        Shape {
+            nrows: 700,
+            ncols: 5000,
+            max_row: 12,
+            ..s
+        },
+    );
+    let x86_avx512 = {
+        #[cfg(target_arch = "x86_64")]
+        {
+            ["avx512f", "avx512vl", "avx512dq", "avx512bw", "avx2", "fma"]
+                .iter()
+                .all(|f| feature(f))
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    };
+    let forced = std::env::var("SPGEMM_SPMM_ISA").ok();
+    let short_form = x86_avx512 && forced.as_deref().is_none_or(|v| v.trim() == "avx512");
+    for vt in [ValueType::Float64, ValueType::Float32, ValueType::Complex64] {
+        for sorted in [false, true] {
+            for (it, base, threads) in
+                [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 3)]
+            {
+                let (h, f) = reuse_setup(threads, sorted, 0, (it, base));
+                let view = |m: &Csr| typed(m, it, it, vt, base, true);
+                let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
+                let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+                let mut val = ValueVec::zeroed(vt, plan.nnz()).unwrap();
+                let chunks = plan.cpu_details().unwrap().chunks.len() - 1;
+                let what = format!("{vt:?} sorted={sorted} base={base} threads={threads}");
+                assert!(chunks >= 2, "{what}");
+                for round in 0..6 {
+                    new_values(&mut a, &mut b, &mut rng, round);
+                    let (ta, tb) = (view(&a), view(&b));
+                    if round == 4 {
+                        bump_column(&mut idx, plan.nnz() / 2, b.ncols);
+                    }
+                    let before = plan.cpu_details().unwrap().refilled_chunks;
+                    spgemm::numeric(
+                        &h,
+                        &plan,
+                        &ta.any(),
+                        &tb.any(),
+                        idx.as_mut(),
+                        Some(val.as_mut()),
+                    )
+                    .unwrap();
+                    let fresh = product(&h, &ta, &tb, f, true).unwrap();
+                    assert_eq!(
+                        plan_output(&plan, &idx, &val, base),
+                        fresh,
+                        "{what} round {round}"
+                    );
+                    let d = plan.cpu_details().unwrap();
+                    assert_eq!(
+                        d.refilled_chunks - before,
+                        usize::from(round == 4),
+                        "{what}"
+                    );
+                    if round >= 2 {
+                        let mapped = short_form && vt != ValueType::Complex64;
+                        let want = if mapped { chunks } else { 0 };
+                        assert_eq!(d.mapped_chunks, want, "{what} round {round}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn feature(f: &str) -> bool {
+    match f {
+        "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+        "avx512vl" => std::arch::is_x86_feature_detected!("avx512vl"),
+        "avx512dq" => std::arch::is_x86_feature_detected!("avx512dq"),
+        "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
+        "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+        _ => std::arch::is_x86_feature_detected!("fma"),
+    }
+}
+
 /// Reused plans whose rows of B are long enough for the replay's slot maps
 /// (`cpu::slot_map`): the first replay builds them, later calls replay through them. Every
 /// call equals a fresh product bitwise (-0.0, duplicates, cancellation), sorted and

@@ -82,13 +82,16 @@ pub fn columns(idx: &IndexVec, base: usize) -> Vec<usize> {
 /// C as a reused plan's numeric call left it in the caller's arrays: the plan's row
 /// offsets, `idx` 0-based and the bits of the f64 values `val`.
 pub fn plan_output(plan: &Plan, idx: &IndexVec, val: &ValueVec, base: usize) -> Out {
-    let ValueVec::F64(cv) = val else {
-        panic!("plan_output reads f64 values")
+    let bits = match val {
+        ValueVec::F32(v) => v.iter().map(|x| x.bits()).collect(),
+        ValueVec::F64(v) => v.iter().map(|x| x.bits()).collect(),
+        ValueVec::C32(v) => v.iter().map(|x| x.bits()).collect(),
+        ValueVec::C64(v) => v.iter().map(|x| x.bits()).collect(),
     };
     Out {
         ptr: plan.row_offsets().unwrap().to_vec(),
         col: columns(idx, base),
-        bits: cv.iter().map(|x| x.bits()).collect(),
+        bits,
     }
 }
 
