@@ -588,7 +588,11 @@ impl PairOp for NumericOp<'_, '_> {
         // The replay trusts C's columns from an earlier call only while every call checks
         // the structure against the plan's digests (or the structure cannot change).
         let trusted = self.fixed || (o.validate && plan.digests.is_some());
-        let ctx = e.cpu_ctx(o);
+        let mut ctx = e.cpu_ctx(o);
+        if self.fixed {
+            // As at symbolic time: the plan may keep memory for its replays (slot maps).
+            ctx.keep_columns = o.memory_limit == 0;
+        }
         if o.memory_limit > 0 {
             let nnz = (a.nnz(), b.nnz());
             numeric_footprint_typed::<V>(&ctx, plan, nnz, vals.is_some(), trusted)

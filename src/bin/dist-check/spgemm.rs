@@ -327,38 +327,37 @@ fn run_sp<V: Val, O: Idx + Erase, I: Idx + Erase>(
             want.cols.len()
         ));
     }
-    // Reuse: new values, same structure.
-    let new: Vec<Global> = globals
-        .iter()
-        .enumerate()
-        .map(|(i, g)| revalue(g, s * 31 + i as u64))
-        .collect();
-    let mine2: Vec<Mine<O, I, V>> = new
-        .iter()
-        .zip(&parts)
-        .map(|(g, (r, x))| Mine::new(g, r, x, me, c.base))
-        .collect();
-    let views2: Vec<DistMatrix<'_>> = mine2
-        .iter()
-        .zip(&new)
-        .map(|(l, g)| l.view(comm, g, c.base))
-        .collect();
-    let refs2: Vec<&DistMatrix<'_>> = views2.iter().collect();
-    let Rows {
-        offs,
-        mut cols,
-        mut vals,
-    } = got;
-    dist_spgemm_numeric(
-        h,
-        &mut plan,
-        &refs2,
-        IndexSliceMut::I64(&mut cols),
-        V::erase_mut(&mut vals),
-    )
-    .map_err(e)?;
-    let want2 = whole(&new).map_err(e)?;
-    same(&Rows { offs, cols, vals }, c.c_base, &want2, c0).map_err(|x| format!("reuse: {x}"))?;
+    // Reuse: new values, same structure, three times (the node plans' replays build their
+    // slot maps on the third numeric call and read them on the fourth).
+    let mut got = got;
+    for round in 0..3u64 {
+        let new: Vec<Global> = globals
+            .iter()
+            .enumerate()
+            .map(|(i, g)| revalue(g, s * 31 + i as u64 + 1000 * round))
+            .collect();
+        let mine2: Vec<Mine<O, I, V>> = new
+            .iter()
+            .zip(&parts)
+            .map(|(g, (r, x))| Mine::new(g, r, x, me, c.base))
+            .collect();
+        let views2: Vec<DistMatrix<'_>> = mine2
+            .iter()
+            .zip(&new)
+            .map(|(l, g)| l.view(comm, g, c.base))
+            .collect();
+        let refs2: Vec<&DistMatrix<'_>> = views2.iter().collect();
+        dist_spgemm_numeric(
+            h,
+            &mut plan,
+            &refs2,
+            IndexSliceMut::I64(&mut got.cols),
+            V::erase_mut(&mut got.vals),
+        )
+        .map_err(e)?;
+        let want2 = whole(&new).map_err(e)?;
+        same(&got, c.c_base, &want2, c0).map_err(|x| format!("reuse {round}: {x}"))?;
+    }
     Ok((in_place, c_rows))
 }
 
