@@ -1036,49 +1036,72 @@ fn reuse_through_short_row_maps_matches_fresh_products() {
             for (it, base, threads) in
                 [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 3)]
             {
-                let (h, f) = reuse_setup(threads, sorted, 0, (it, base));
-                let view = |m: &Csr| typed(m, it, it, vt, base, true);
-                let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
-                let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
-                let mut val = ValueVec::zeroed(vt, plan.nnz()).unwrap();
-                let chunks = plan.cpu_details().unwrap().chunks.len() - 1;
                 let what = format!("{vt:?} sorted={sorted} base={base} threads={threads}");
-                assert!(chunks >= 2, "{what}");
-                for round in 0..6 {
-                    new_values(&mut a, &mut b, &mut rng, round);
-                    let (ta, tb) = (view(&a), view(&b));
-                    if round == 4 {
-                        bump_column(&mut idx, plan.nnz() / 2, b.ncols);
-                    }
-                    let before = plan.cpu_details().unwrap().refilled_chunks;
-                    spgemm::numeric(
-                        &h,
-                        &plan,
-                        &ta.any(),
-                        &tb.any(),
-                        idx.as_mut(),
-                        Some(val.as_mut()),
-                    )
-                    .unwrap();
-                    let fresh = product(&h, &ta, &tb, f, true).unwrap();
-                    assert_eq!(
-                        plan_output(&plan, &idx, &val, base),
-                        fresh,
-                        "{what} round {round}"
-                    );
-                    let d = plan.cpu_details().unwrap();
-                    assert_eq!(
-                        d.refilled_chunks - before,
-                        usize::from(round == 4),
-                        "{what}"
-                    );
-                    if round >= 2 {
-                        let mapped = short_form && vt != ValueType::Complex64;
-                        let want = if mapped { chunks } else { 0 };
-                        assert_eq!(d.mapped_chunks, want, "{what} round {round}");
-                    }
-                }
+                let setup = reuse_setup(threads, sorted, 0, (it, base));
+                let mapped = short_form && vt != ValueType::Complex64;
+                reuse_rounds(
+                    setup,
+                    (&mut a, &mut b),
+                    &mut rng,
+                    (it, vt),
+                    &what,
+                    |chunks, d| {
+                        assert_eq!(d.mapped_chunks, if mapped { chunks } else { 0 }, "{what}");
+                    },
+                );
             }
+        }
+    }
+}
+
+/// Six numeric calls on one plan of A*B (values of type `vt`, C's offsets and indices as
+/// `setup` gives them), with new values each round and (round 4) a column of C's array
+/// moved: every call equals a fresh product bitwise, and only round 4 computes a chunk
+/// afresh; from round 2 on (after the call that builds the replay's slot maps) `maps`
+/// checks the plan's details, given its number of chunks.
+fn reuse_rounds(
+    (h, f): (Handle, OutputFormat),
+    (a, b): (&mut Csr, &mut Csr),
+    rng: &mut Rng,
+    (it, vt): (IndexType, ValueType),
+    what: &str,
+    maps: impl Fn(usize, &spgemm::CpuDetails),
+) {
+    let base = f.base;
+    let view = |m: &Csr| typed(m, it, it, vt, base, true);
+    let plan = spgemm::symbolic(&h, &view(a).any(), &view(b).any(), f).unwrap();
+    let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
+    let mut val = ValueVec::zeroed(vt, plan.nnz()).unwrap();
+    let chunks = plan.cpu_details().unwrap().chunks.len() - 1;
+    assert!(chunks >= 2, "{what}");
+    for round in 0..6 {
+        new_values(a, b, rng, round);
+        let (ta, tb) = (view(a), view(b));
+        if round == 4 {
+            // One column changed (still in range): its chunk is computed afresh.
+            bump_column(&mut idx, plan.nnz() / 3, b.ncols);
+        }
+        let before = plan.cpu_details().unwrap().refilled_chunks;
+        spgemm::numeric(
+            &h,
+            &plan,
+            &ta.any(),
+            &tb.any(),
+            idx.as_mut(),
+            Some(val.as_mut()),
+        )
+        .unwrap();
+        let fresh = product(&h, &ta, &tb, f, true).unwrap();
+        let got = plan_output(&plan, &idx, &val, base);
+        assert_eq!(got, fresh, "{what} round {round}");
+        let d = plan.cpu_details().unwrap();
+        assert_eq!(
+            d.refilled_chunks - before,
+            usize::from(round == 4),
+            "{what}"
+        );
+        if round >= 2 {
+            maps(chunks, &d);
         }
     }
 }
@@ -1132,50 +1155,25 @@ fn reuse_through_slot_maps_matches_fresh_products() {
     for sorted in [false, true] {
         for (it, base, threads) in [(IndexType::Int32, 0usize, 2usize), (IndexType::Int64, 1, 3)] {
             for limit in [0usize, 1 << 40] {
-                let (h, f) = reuse_setup(threads, sorted, limit, (it, base));
-                let view = |m: &Csr| typed(m, it, it, ValueType::Float64, base, true);
-                let plan = spgemm::symbolic(&h, &view(&a).any(), &view(&b).any(), f).unwrap();
-                let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
-                let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
-                let chunks = plan.cpu_details().unwrap().chunks.len() - 1;
                 let what = format!("sorted={sorted} base={base} threads={threads} limit={limit}");
-                assert!(chunks >= 2, "{what}");
-                for round in 0..6 {
-                    new_values(&mut a, &mut b, &mut rng, round);
-                    let (ta, tb) = (view(&a), view(&b));
-                    if round == 4 {
-                        // One column changed (still in range): its chunk is computed afresh.
-                        bump_column(&mut idx, plan.nnz() / 3, b.ncols);
-                    }
-                    let before = plan.cpu_details().unwrap().refilled_chunks;
-                    spgemm::numeric(
-                        &h,
-                        &plan,
-                        &ta.any(),
-                        &tb.any(),
-                        idx.as_mut(),
-                        Some(val.as_mut()),
-                    )
-                    .unwrap();
-                    let fresh = product(&h, &ta, &tb, f, true).unwrap();
-                    let got = plan_output(&plan, &idx, &val, base);
-                    assert_eq!(got, fresh, "{what} round {round}");
-                    let d = plan.cpu_details().unwrap();
-                    assert_eq!(
-                        d.refilled_chunks - before,
-                        usize::from(round == 4),
-                        "{what}"
-                    );
-                    if round >= 2 {
+                let setup = reuse_setup(threads, sorted, limit, (it, base));
+                let vt = ValueType::Float64;
+                reuse_rounds(
+                    setup,
+                    (&mut a, &mut b),
+                    &mut rng,
+                    (it, vt),
+                    &what,
+                    |chunks, d| {
                         if limit == 0 {
                             // Every chunk but the long row's.
-                            assert_eq!(d.mapped_chunks, chunks - 1, "{what} round {round}");
+                            assert_eq!(d.mapped_chunks, chunks - 1, "{what}");
                             assert!(d.slot_map_bytes > 0, "{what}");
                         } else {
                             assert_eq!(d.mapped_chunks, 0, "{what}");
                         }
-                    }
-                }
+                    },
+                );
             }
         }
     }
