@@ -3,11 +3,11 @@
 //! through the map straight into C's row: it reads neither B's columns nor C's (but for
 //! their digest), and has no dense array to gather from and reset.
 //!
-//! Built once, by the first replay of a plan (the dense replay then also writes each
-//! product's slot), within the memory a plan may keep ([`crate::cpu::record::budget_bytes`]);
-//! used by every later replay whose chunk still has its columns' digest. The sums are
-//! formed in the dense replay's order from -0.0, so C's values are bitwise the same
-//! (measurements: docs/DESIGN-NOTES.md, cpu::slot_map).
+//! Built once, by the first replay of a plan from its third numeric call on (the dense
+//! replay then also writes each product's slot), within the memory a plan may keep
+//! ([`crate::cpu::record::budget_bytes`]); used by every later replay whose chunk still
+//! has its columns' digest. The sums are formed in the dense replay's order from -0.0, so
+//! C's values are bitwise the same (measurements: docs/DESIGN-NOTES.md, cpu::slot_map).
 
 use crate::common::csr::CsrRef;
 use crate::cpu::replay_parts::{ColDigest, sum_row, take};
