@@ -189,11 +189,13 @@ pub fn short_form<V: Scalar>() -> bool {
 
 /// The vector type of `V` for the short form: f64 (8 lanes) or f32 (8 lanes).
 #[derive(Clone, Copy, PartialEq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 enum Lanes {
     F64,
     F32,
 }
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn lanes_of<V: Scalar>() -> Option<Lanes> {
     use std::any::TypeId;
     let id = TypeId::of::<V>();
