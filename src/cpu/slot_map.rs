@@ -130,8 +130,9 @@ pub fn replay_building<V: Scalar, O: Idx, I: Idx, J: Idx>(
 /// for these rows, with A's and B's structure the plan's: checked by the caller): C's
 /// values into `vals`. Returns whether `cols` still has the digest `want` and the map
 /// matched the products; if not, the values written are garbage. A chunk whose rows of B
-/// average under [`MIN_B_ROW`] entries per entry of A goes through the short-row form where
-/// this machine has it ([`short_form`]); the same sums, the same bits.
+/// average under [`MIN_B_ROW`] entries per entry of A, with under [`SHORT_MAX_SHARE`]
+/// products per entry of C, goes through the short-row form where this machine has it
+/// ([`short_form`]); the same sums, the same bits.
 #[allow(clippy::too_many_arguments)]
 pub fn replay_mapped<V: Scalar, O: Idx, I: Idx, J: Idx>(
     (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
@@ -142,8 +143,13 @@ pub fn replay_mapped<V: Scalar, O: Idx, I: Idx, J: Idx>(
     vals: &mut [V],
     (map, want): (&[u8], u64),
 ) -> bool {
+    // The plan's rule (`cpu::spgemm::numeric`) on the chunk: short rows of B, few products
+    // per entry of C.
     let entries = a.row_start(rows.end).wrapping_sub(a.row_start(rows.start)) as u64;
-    let short = (map.len() as u64) < MIN_B_ROW.saturating_mul(entries);
+    let c_entries = (row_ptr[rows.end] - row_ptr[rows.start]) as u64;
+    let f = map.len() as u64;
+    let short =
+        f < MIN_B_ROW.saturating_mul(entries) && f < SHORT_MAX_SHARE.saturating_mul(c_entries);
     let form = if short && short_form::<V>() {
         Form::Short
     } else {

@@ -118,6 +118,16 @@ impl Engine {
         self.workers.install(f)
     }
 
+    /// [`Self::cpu_ctx`] for a product whose inputs never change structure (`fixed`: the
+    /// distributed backend's node products, validation off): its calls trust the structure
+    /// without digests, so C's columns and slot maps may be kept as where every call checks
+    /// it.
+    pub(super) fn cpu_ctx_for(&self, o: &Options, fixed: bool) -> cpu::Ctx<'_> {
+        let mut ctx = self.cpu_ctx(o);
+        ctx.keep_columns |= fixed && o.memory_limit == 0;
+        ctx
+    }
+
     pub(super) fn cpu_ctx(&self, o: &Options) -> cpu::Ctx<'_> {
         cpu::Ctx {
             workers: &self.workers,

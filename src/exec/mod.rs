@@ -181,13 +181,8 @@ impl PatternPairOp for SymbolicOp<'_> {
         check_product_op((op_a, &a), (op_b, &b), &format)?;
         let gap = gpu_gap(sig.values, self.ops);
         let route = route(e, o, a.nnz() + b.nnz(), gap.as_deref())?;
-        let mut ctx = e.cpu_ctx(o);
+        let mut ctx = e.cpu_ctx_for(o, self.fixed);
         ctx.small = matches!(route, Route::Cpu) && small((op_a, &a), (op_b, &b), o, ctx.threads);
-        if self.fixed {
-            // The numeric calls trust the structure without digests: C's columns may be
-            // kept for them as where every call checks it.
-            ctx.keep_columns = o.memory_limit == 0;
-        }
         ctx.structure_wanted = self.structure;
         if o.memory_limit > 0 && matches!(route, Route::Cpu) {
             symbolic_footprint(&ctx, (op_a, &a), (op_b, &b))
@@ -588,11 +583,7 @@ impl PairOp for NumericOp<'_, '_> {
         // The replay trusts C's columns from an earlier call only while every call checks
         // the structure against the plan's digests (or the structure cannot change).
         let trusted = self.fixed || (o.validate && plan.digests.is_some());
-        let mut ctx = e.cpu_ctx(o);
-        if self.fixed {
-            // As at symbolic time: the plan may keep memory for its replays (slot maps).
-            ctx.keep_columns = o.memory_limit == 0;
-        }
+        let ctx = e.cpu_ctx_for(o, self.fixed);
         if o.memory_limit > 0 {
             let nnz = (a.nnz(), b.nnz());
             numeric_footprint_typed::<V>(&ctx, plan, nnz, vals.is_some(), trusted)
