@@ -80,8 +80,12 @@ layers:
 
 # One build of the library serves `make lib`, these tests and the C tests (the feature set
 # of `cargo build --lib` and `cargo test` is the same; see Cargo.toml).
+# The SpMV kernels again with each summation order forced (`fast_gather`: the machine picks
+# one; the tests compare the kernels of the other only when it is forced).
 rust-test:
 	$(CARGO) test --release
+	SPGEMM_SPMV_GATHER=0 $(CARGO) test --release spmv
+	SPGEMM_SPMV_GATHER=1 $(CARGO) test --release spmv
 
 # CUDA kernels, no GPU needed: NVRTC (PyPI wheel in .venv-cuda, ~340 MB on the first run;
 # CUDA_CHECK=0 skips this target) compiles every kernel for sm_80 and sm_90 as the library

@@ -63,3 +63,52 @@ impl Isa {
         })
     }
 }
+
+/// Whether the SpMV sums rows through 8-lane AVX-512 gathers (`cpu::spmm::spmv`): on the
+/// AVX-512 path of Intel server cores from Sapphire Rapids on (family 6, model 0x8F and
+/// later), where a gather of eight values costs about what eight scalar loads do and an
+/// SpMV of power-law rows ran 1.3x faster; not on AMD (gathers microcoded, measured slower)
+/// nor on the Intel cores whose gathers carry the Gather Data Sampling mitigation (Skylake
+/// to Ice Lake and Rocket Lake, model 0xA7). `SPGEMM_SPMV_GATHER=0|1` overrides (only onto
+/// a machine with the AVX-512 path). Decided once per process, so every product of a
+/// process sums the same way (docs/DESIGN-NOTES.md, cpu::spmm::spmv).
+pub fn fast_gather() -> bool {
+    static FAST: OnceLock<bool> = OnceLock::new();
+    *FAST.get_or_init(|| {
+        if Isa::detect() != Isa::Avx512 {
+            return false;
+        }
+        match std::env::var("SPGEMM_SPMV_GATHER")
+            .ok()
+            .as_deref()
+            .map(str::trim)
+        {
+            Some("1") => return true,
+            Some("0") => return false,
+            _ => {}
+        }
+        intel_gather_ok()
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn intel_gather_ok() -> bool {
+    use std::arch::x86_64::__cpuid;
+    let v = __cpuid(0);
+    let vendor = [v.ebx, v.edx, v.ecx]
+        .iter()
+        .flat_map(|r| r.to_le_bytes())
+        .collect::<Vec<u8>>();
+    if vendor != b"GenuineIntel" {
+        return false;
+    }
+    let f = __cpuid(1).eax;
+    let family = (f >> 8) & 0xF;
+    let model = ((f >> 4) & 0xF) | (((f >> 16) & 0xF) << 4);
+    family == 6 && model >= 0x8F && model != 0xA7
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn intel_gather_ok() -> bool {
+    false
+}

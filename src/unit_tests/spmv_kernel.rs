@@ -73,7 +73,8 @@ impl<V: Scalar, R: SparseRows<V>> SparseRows<V> for NoRaw<'_, R> {
 
 /// Y's storage after the kernel run on `isa` with `threads` workers, in f64 (`generic`:
 /// through `NoRaw`), and the SpMV blocks the calling pool thread wrote with non-temporal
-/// stores (`kern::path_counts`; every block, with one thread).
+/// stores (`kern::path_counts`; every block, with one thread); the blocks it summed in the
+/// gather kernel's order go to `GATHERED`.
 fn run<O: Idx, I: Idx, V: SpmmScalar>(
     c: &Case,
     isa: Isa,
@@ -119,16 +120,27 @@ fn run<O: Idx, I: Idx, V: SpmmScalar>(
         pack_vecs: 0,
         pack_window: 0,
     };
-    let streamed = pool.install(|| {
-        let before = kern::path_counts().spmv_stream;
+    let (streamed, gathered) = pool.install(|| {
+        let before = kern::path_counts();
         if generic {
             kern::run(isa, &NoRaw(&a), p, None, threads, None)
         } else {
             kern::run(isa, &a, p, None, threads, None)
         }
-        kern::path_counts().spmv_stream - before
+        let after = kern::path_counts();
+        (
+            after.spmv_stream - before.spmv_stream,
+            after.spmv_gather - before.spmv_gather,
+        )
     });
+    GATHERED.set(gathered);
     (yv.iter().map(|&v| v.to_f64()).collect(), streamed)
+}
+
+thread_local! {
+    /// Blocks the last `run` on this thread summed in the gather kernel's order (counted on
+    /// the calling pool thread: every block with one thread).
+    static GATHERED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Storage of a k = 1 operand of `rows` rows: entry i at i * stride, padding in between.
@@ -389,4 +401,51 @@ fn spmv_streamed_stores_give_the_cached_bits() {
     streamed_same_bits::<i64, i64, f64>(12);
     streamed_same_bits::<u64, i32, f32>(13);
     streamed_same_bits::<i32, i64, f32>(14);
+}
+
+/// The gather kernel's order (8 lanes, `fast_gather`) is taken on the AVX-512 path exactly
+/// where this process chose it (`SPGEMM_SPMV_GATHER`, or the CPU), by the raw-array kernel
+/// and by the generic one alike, never on the other paths; `check_rows` above compares the
+/// two bit for bit. `make check` runs this file again with `SPGEMM_SPMV_GATHER=0` and `=1`,
+/// so both orders are checked on every AVX-512 machine.
+#[test]
+fn spmv_gather_order_where_chosen() {
+    let mut rng = Rng(21);
+    let ncols = 37;
+    let m = matrix(&mut rng, 3 * 41 + 150, ncols);
+    let c = Case {
+        rows: &m,
+        ncols,
+        base: 1,
+        layout: Layout::ColMajor,
+        pad: 0,
+        alpha: 1.0,
+        beta: 0.0,
+    };
+    let (x, _) = vector(&mut rng, ncols, &c, 0.0);
+    let (y, _) = vector(&mut rng, m.len(), &c, 0.0);
+    let chosen = spgemm::platform::isa::fast_gather();
+    if let Ok(v) = std::env::var("SPGEMM_SPMV_GATHER")
+        && Isa::Avx512.available()
+    {
+        assert_eq!(
+            chosen,
+            v.trim() == "1",
+            "SPGEMM_SPMV_GATHER={v} not followed"
+        );
+    }
+    for isa in [Isa::Base, Isa::Avx2, Isa::Avx512] {
+        if !isa.available() {
+            continue;
+        }
+        for generic in [false, true] {
+            run::<i32, i32, f64>(&c, isa, 1, generic, &x, &y);
+            let g = GATHERED.get();
+            assert_eq!(
+                g > 0,
+                chosen && isa == Isa::Avx512,
+                "{isa:?} generic {generic}: {g} gathered blocks, fast_gather {chosen}"
+            );
+        }
+    }
 }

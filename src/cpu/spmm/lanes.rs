@@ -53,11 +53,66 @@ pub trait Lanes: Copy {
     /// AVX-512F; `src + q * ls .. + 8` readable and `dst + t * ld .. + 8` writable for
     /// q, t < 8.
     unsafe fn transpose8(src: *const Self, ls: usize, dst: *mut Self, ld: usize);
+
+    /// Eight lanes of the SpMV's gather kernel (`spmv`): f64 fills a 512-bit vector, f32 a
+    /// 256-bit one, so both gather with eight 64-bit indices.
+    type G: Copy;
+    /// # Safety
+    /// AVX-512F/VL available.
+    unsafe fn g_zero() -> Self::G;
+    /// `base[idx[t]]` in the lanes of `k`, zero in the others (not read).
+    /// # Safety
+    /// As above, and `base + idx[t]` readable for each lane t of `k`.
+    unsafe fn g_gather(k: u8, idx: __m512i, base: *const Self) -> Self::G;
+    /// `p[t]` in the lanes of `k`, zero in the others (not read).
+    /// # Safety
+    /// As above, and `p + t` readable for each lane t of `k`.
+    unsafe fn g_load(k: u8, p: *const Self) -> Self::G;
+    /// `a * x + acc` (one rounding) in the lanes of `k`; `acc` in the others.
+    /// # Safety
+    /// AVX-512F/VL available.
+    unsafe fn g_fma(a: Self::G, x: Self::G, acc: Self::G, k: u8) -> Self::G;
+    /// The lanes summed as ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7)): halves, then
+    /// quarters, then the last pair, as `spmv::tree8` sums eight scalars.
+    /// # Safety
+    /// AVX-512F/VL available.
+    unsafe fn g_sum(v: Self::G) -> Self;
 }
 
 impl Lanes for f64 {
     type V = __m512d;
     const L: usize = 8;
+
+    type G = __m512d;
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_zero() -> __m512d {
+        _mm512_setzero_pd()
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_gather(k: u8, idx: __m512i, base: *const f64) -> __m512d {
+        // SAFETY: per the contract; masked-off lanes are not read.
+        unsafe { _mm512_mask_i64gather_pd::<8>(_mm512_setzero_pd(), k, idx, base) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_load(k: u8, p: *const f64) -> __m512d {
+        // SAFETY: per the contract; masked-off lanes are not read.
+        unsafe { _mm512_maskz_loadu_pd(k, p) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_fma(a: __m512d, x: __m512d, acc: __m512d, k: u8) -> __m512d {
+        _mm512_mask3_fmadd_pd(a, x, acc, k)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_sum(v: __m512d) -> f64 {
+        let w = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd::<1>(v));
+        let u = _mm_add_pd(_mm256_castpd256_pd128(w), _mm256_extractf128_pd::<1>(w));
+        _mm_cvtsd_f64(u) + _mm_cvtsd_f64(_mm_unpackhi_pd(u, u))
+    }
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn zero() -> __m512d {
@@ -158,6 +213,37 @@ impl Lanes for f64 {
 impl Lanes for f32 {
     type V = __m512;
     const L: usize = 16;
+
+    type G = __m256;
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_zero() -> __m256 {
+        _mm256_setzero_ps()
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_gather(k: u8, idx: __m512i, base: *const f32) -> __m256 {
+        // SAFETY: per the contract; masked-off lanes are not read.
+        unsafe { _mm512_mask_i64gather_ps::<4>(_mm256_setzero_ps(), k, idx, base) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_load(k: u8, p: *const f32) -> __m256 {
+        // SAFETY: per the contract; masked-off lanes are not read.
+        unsafe { _mm256_maskz_loadu_ps(k, p) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_fma(a: __m256, x: __m256, acc: __m256, k: u8) -> __m256 {
+        _mm256_mask3_fmadd_ps(a, x, acc, k)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn g_sum(v: __m256) -> f32 {
+        let w = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let u = _mm_add_ps(w, _mm_movehl_ps(w, w));
+        _mm_cvtss_f32(u) + _mm_cvtss_f32(_mm_shuffle_ps::<1>(u, u))
+    }
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn zero() -> __m512 {

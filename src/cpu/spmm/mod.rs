@@ -264,6 +264,8 @@ impl<'b> Split<'b> {
 pub struct PathCounts {
     /// SpMV blocks written with non-temporal stores (`spmv::SPMV_STREAM_A_BYTES`).
     pub spmv_stream: usize,
+    /// SpMV blocks summed in the gather kernel's order (`fast_gather`).
+    pub spmv_gather: usize,
     /// Column panels computed from packed X (`run_packed`).
     pub packed_panels: usize,
     /// Products through the window rings (`run_window`).
@@ -278,6 +280,7 @@ thread_local! {
     static PATHS: std::cell::Cell<PathCounts> = const {
         std::cell::Cell::new(PathCounts {
             spmv_stream: 0,
+            spmv_gather: 0,
             packed_panels: 0,
             window_calls: 0,
             ring_blocks: 0,
@@ -1066,9 +1069,23 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         unsafe { avx512::rowmajor::<V, R, true>(a, lo, hi, d) };
         return;
     }
+    // SpMV rows summed through gathers where they are cheap (`fast_gather`); only on the
+    // AVX-512 path, so every SpMV of a process sums its rows one way.
+    let g8 = AVX512 && d.k == 1 && crate::platform::isa::fast_gather();
     // SpMV on A's own arrays proves the rows inline: no separate `check_rows` pass.
-    // SAFETY: FMA is set only on paths compiled with it; rows [lo, hi) are this chunk's.
-    if FMA && d.k == 1 && !d.a_checked && unsafe { spmv::rows_checked(a, lo, hi, d) } {
+    // SAFETY: FMA is set only on paths compiled with it; rows [lo, hi) are this chunk's;
+    // `g8` only on the AVX-512 path.
+    if FMA
+        && d.k == 1
+        && !d.a_checked
+        && unsafe {
+            if g8 {
+                spmv::rows_checked::<V, R, true>(a, lo, hi, d)
+            } else {
+                spmv::rows_checked::<V, R, false>(a, lo, hi, d)
+            }
+        }
+    {
         return;
     }
     let mut b0 = lo;
@@ -1082,7 +1099,11 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         // they belong to this chunk, so their rows of Y are this thread's.
         unsafe {
             if d.k == 1 {
-                spmv::rows::<V, R, FMA>(a, b0, b1, d);
+                if g8 {
+                    spmv::rows::<V, R, FMA, true>(a, b0, b1, d);
+                } else {
+                    spmv::rows::<V, R, FMA, false>(a, b0, b1, d);
+                }
             } else if col_panels {
                 colmajor::rows::<V, R, FMA>(a, b0, b1, d);
             } else {

@@ -7,10 +7,12 @@
 //! The inner loop is three loads and one FMA per entry: no bounds checks (the block was
 //! checked by the caller) and, for unit strides (the usual case), no multiply.
 //!
-//! X is read with scalar loads only. LLVM's vectoriser turns the four interleaved reads of
-//! x into a 4-lane gather (`vgatherqpd`), and gathers are slow on this machine (AMD EPYC,
-//! AVX-512); explicit 4- and 8-lane gather kernels did no better (docs/DESIGN-NOTES.md,
-//! cpu::spmm::spmv).
+//! X is read with scalar loads, except where gathers are cheap (`fast_gather`: Intel cores
+//! from Sapphire Rapids on): there the AVX-512 path sums each row in eight lanes, one
+//! gather of X per eight entries (`raw_gather8`; `strided` with `G8` is the same order in
+//! scalars). On AMD's AVX-512 cores gathers are microcoded and measured slower, and LLVM's
+//! vectoriser would turn the four interleaved reads into a 4-lane gather: hence the
+//! volatile reads (docs/DESIGN-NOTES.md, cpu::spmm::spmv).
 //!
 //! On the FMA paths, A's own arrays (`SparseRows::raw`, CSR as stored) are read through
 //! pointers shifted by the index base (`raw_rows`): no bounds check on the row offsets and
@@ -32,14 +34,14 @@ use super::{Dense, Layout, SpmmScalar, madd, store};
 /// Rows `[lo, hi)` passed `check_rows` against `d.x_rows` (or A was validated in full), X
 /// and Y hold the shapes of `d` (checked in `run`), and the rows belong to the caller.
 #[inline(always)]
-pub(crate) unsafe fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
+pub(crate) unsafe fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const G8: bool>(
     a: &R,
     lo: usize,
     hi: usize,
     d: &Dense<V>,
 ) {
     // SAFETY: forwarded contract.
-    if FMA && unsafe { raw_rows::<V, R, false>(a, lo, hi, d) } {
+    if FMA && unsafe { raw_rows::<V, R, false, G8>(a, lo, hi, d) } {
         return;
     }
     let (sx, sy) = match d.layout {
@@ -49,15 +51,21 @@ pub(crate) unsafe fn rows<V: SpmmScalar, R: SparseRows<V>, const FMA: bool>(
     // SAFETY: forwarded contract.
     unsafe {
         if sx == 1 && sy == 1 {
-            strided::<V, R, FMA, true>(a, lo, hi, d, 1, 1)
+            strided::<V, R, FMA, true, G8>(a, lo, hi, d, 1, 1)
         } else {
-            strided::<V, R, FMA, false>(a, lo, hi, d, sx, sy)
+            strided::<V, R, FMA, false, G8>(a, lo, hi, d, sx, sy)
         }
     }
 }
 
 #[inline(always)]
-unsafe fn strided<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const UNIT: bool>(
+unsafe fn strided<
+    V: SpmmScalar,
+    R: SparseRows<V>,
+    const FMA: bool,
+    const UNIT: bool,
+    const G8: bool,
+>(
     a: &R,
     lo: usize,
     hi: usize,
@@ -71,9 +79,41 @@ unsafe fn strided<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const UNIT: 
     // A volatile read is one scalar load, which LLVM cannot merge into a gather: it turns
     // four plain reads into `vgatherqpd`, measured slower here (see the module text).
     let xat = |c: usize| unsafe { std::ptr::read_volatile(x.add(if UNIT { c } else { c * sx })) };
+    if G8 {
+        super::count_path(|n| n.spmv_gather += 1);
+    }
     let mut s = a.start(lo);
     for i in lo..hi {
         let e = a.start(i + 1);
+        if G8 {
+            // The gather kernel's order (`raw_gather8`) in scalars: entry p - s goes to
+            // partial sum (p - s) % 8, the tail's lanes only, then `tree8`.
+            let mut acc = [V::ZERO; 8];
+            let mut p = s;
+            // SAFETY: s <= p < e within row i (checked).
+            unsafe {
+                while p + 8 <= e {
+                    for (t, acc) in acc.iter_mut().enumerate() {
+                        *acc = madd::<V, FMA>(*acc, a.val(p + t), xat(a.col(p + t)));
+                    }
+                    p += 8;
+                }
+                for (t, acc) in acc.iter_mut().enumerate().take(e - p) {
+                    *acc = madd::<V, FMA>(*acc, a.val(p + t), xat(a.col(p + t)));
+                }
+            }
+            // SAFETY: as below.
+            unsafe {
+                store(
+                    d.y.at(if UNIT { i } else { i * sy }),
+                    tree8(&acc),
+                    d.alpha,
+                    d.beta,
+                )
+            };
+            s = e;
+            continue;
+        }
         let mut acc = [V::ZERO; 4];
         let mut p = s;
         // SAFETY: s <= p < e within row i (checked).
@@ -100,6 +140,14 @@ unsafe fn strided<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const UNIT: 
         unsafe { store(d.y.at(if UNIT { i } else { i * sy }), sum, d.alpha, d.beta) };
         s = e;
     }
+}
+
+/// Eight partial sums added as `Lanes::g_sum` adds the gather kernel's lanes:
+/// ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)).
+#[inline(always)]
+fn tree8<V: SpmmScalar>(s: &[V; 8]) -> V {
+    let w = [s[0] + s[4], s[1] + s[5], s[2] + s[6], s[3] + s[7]];
+    (w[0] + w[2]) + (w[1] + w[3])
 }
 
 /// Stored row offsets or column indices, read as usize. Checked entries are below 2^63, so
@@ -131,14 +179,14 @@ impl Ix for i64 {
 /// FMA available (the caller is compiled with it); X and Y hold the shapes of `d` (checked
 /// in `run`); the rows belong to the caller.
 #[inline(always)]
-pub(crate) unsafe fn rows_checked<V: SpmmScalar, R: SparseRows<V>>(
+pub(crate) unsafe fn rows_checked<V: SpmmScalar, R: SparseRows<V>, const G8: bool>(
     a: &R,
     lo: usize,
     hi: usize,
     d: &Dense<V>,
 ) -> bool {
     // SAFETY: forwarded contract; CHECK proves the rows.
-    unsafe { raw_rows::<V, R, true>(a, lo, hi, d) }
+    unsafe { raw_rows::<V, R, true, G8>(a, lo, hi, d) }
 }
 
 /// Rows `[lo, hi)` from A's own arrays when `a.raw()` has them and X and Y have unit
@@ -150,7 +198,7 @@ pub(crate) unsafe fn rows_checked<V: SpmmScalar, R: SparseRows<V>>(
 /// As for `rows`, on a path compiled with FMA; with `CHECK` the rows need not have been
 /// checked.
 #[inline(always)]
-unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
+unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool, const G8: bool>(
     a: &R,
     lo: usize,
     hi: usize,
@@ -198,6 +246,27 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
         macro_rules! go {
             ($o:expr, $c:expr) => {{
                 let (o, c) = ($o.as_ptr(), $c.as_ptr().wrapping_sub(b));
+                #[cfg(target_arch = "x86_64")]
+                if G8 {
+                    // `G8` is set only on the AVX-512 path (`chunk_avx512`).
+                    super::count_path(|n| n.spmv_gather += 1);
+                    if d.beta == V::ZERO && stream {
+                        super::count_path(|n| n.spmv_stream += 1);
+                        raw_gather8::<V, R, _, _, true, true, CHECK>(
+                            a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
+                        );
+                        std::arch::x86_64::_mm_sfence();
+                    } else if d.beta == V::ZERO {
+                        raw_gather8::<V, R, _, _, true, false, CHECK>(
+                            a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
+                        )
+                    } else {
+                        raw_gather8::<V, R, _, _, false, false, CHECK>(
+                            a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
+                        )
+                    }
+                    return true;
+                }
                 if d.beta == V::ZERO && stream {
                     super::count_path(|n| n.spmv_stream += 1);
                     raw_kernel::<V, R, _, _, true, true, CHECK>(
@@ -347,6 +416,126 @@ unsafe fn raw_kernel<
             } else {
                 alpha * sum + beta * *yi
             };
+            s = e;
+        }
+    }
+}
+
+/// Stored column indices as eight 64-bit lanes (the gather kernel's indices).
+#[cfg(target_arch = "x86_64")]
+trait Ix8: Ix {
+    /// `p[t]` for the lanes t of `k`, widened as `ix` reads it (i32 sign-extended); zero in
+    /// the other lanes (not read).
+    ///
+    /// # Safety
+    /// AVX-512F/VL available; `p + t` readable for each lane t of `k`.
+    unsafe fn load8(p: *const Self, k: u8) -> std::arch::x86_64::__m512i;
+}
+
+// The AVX-512 intrinsics are stable since Rust 1.89, above the crate's declared rust-version
+// (as in `lanes`).
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::incompatible_msrv)]
+impl Ix8 for i32 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn load8(p: *const i32, k: u8) -> std::arch::x86_64::__m512i {
+        use std::arch::x86_64::*;
+        // SAFETY: per the contract; masked-off lanes are not read.
+        unsafe { _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, p)) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::incompatible_msrv)]
+impl Ix8 for i64 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    unsafe fn load8(p: *const i64, k: u8) -> std::arch::x86_64::__m512i {
+        use std::arch::x86_64::*;
+        // SAFETY: per the contract; masked-off lanes are not read.
+        unsafe { _mm512_maskz_loadu_epi64(k, p) }
+    }
+}
+
+/// `raw_kernel` with each row summed in eight lanes by AVX-512 gathers of X: entry p - s of
+/// the row into lane (p - s) % 8 (fused), the tail's lanes only, then `Lanes::g_sum`; the
+/// order `strided` reproduces in scalars with `G8`. Gathers of eight values cost about eight
+/// scalar loads on the machines `fast_gather` picks, and the loop runs one step per eight
+/// entries (power-law rows 1.3x faster, docs/DESIGN-NOTES.md, cpu::spmm::spmv). With
+/// `CHECK`, each group of columns is range-checked in one vector compare before X is read.
+///
+/// # Safety
+/// As for `raw_kernel`, on a machine with AVX-512F/VL and FMA.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments, clippy::incompatible_msrv)]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn raw_gather8<
+    V: SpmmScalar,
+    R: SparseRows<V>,
+    O: Ix,
+    C: Ix8,
+    const BETA0: bool,
+    const STREAM: bool,
+    const CHECK: bool,
+>(
+    a: &R,
+    chk: &Check,
+    offs: *const O,
+    cols: *const C,
+    vals: *const V,
+    x: *const V,
+    y: *mut V,
+    lo: usize,
+    hi: usize,
+    alpha: V,
+    beta: V,
+) {
+    use std::arch::x86_64::*;
+    // Checked values are below 2^63 (`RawIdx`), so they fit the signed lanes.
+    let base = _mm512_set1_epi64(chk.base as i64);
+    let x_rows = _mm512_set1_epi64(chk.x_rows.min(i64::MAX as usize) as i64);
+    // SAFETY (all reads): as in `raw_kernel`; lanes outside a row are masked off, and with
+    // CHECK a group's columns are checked before X is gathered at them.
+    unsafe {
+        let mut s = (*offs.add(lo)).ix();
+        if CHECK && s.wrapping_sub(chk.base) > chk.limit {
+            bad_row(a, lo, chk.x_rows);
+        }
+        for i in lo..hi {
+            let e = (*offs.add(i + 1)).ix();
+            if CHECK && (e < s || e.wrapping_sub(chk.base) > chk.limit) {
+                bad_row(a, i, chk.x_rows);
+            }
+            let mut acc = V::g_zero();
+            let mut p = s;
+            while p < e {
+                let k = if e - p >= 8 {
+                    0xFF
+                } else {
+                    ((1u32 << (e - p)) - 1) as u8
+                };
+                let idx = C::load8(cols.wrapping_add(p), k);
+                if CHECK
+                    && _mm512_mask_cmpge_epu64_mask(k, _mm512_sub_epi64(idx, base), x_rows) != 0
+                {
+                    bad_row(a, i, chk.x_rows);
+                }
+                let xv = V::g_gather(k, idx, x);
+                acc = V::g_fma(V::g_load(k, vals.wrapping_add(p)), xv, acc, k);
+                p += 8;
+            }
+            let sum = V::g_sum(acc);
+            let yi = y.add(i);
+            if STREAM {
+                put_nt(yi, alpha * sum);
+            } else {
+                *yi = if BETA0 {
+                    alpha * sum
+                } else {
+                    alpha * sum + beta * *yi
+                };
+            }
             s = e;
         }
     }
