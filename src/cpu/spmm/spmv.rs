@@ -243,6 +243,28 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool, const G8:
     // Y's rows [lo, hi) are ours.
     unsafe {
         let y = d.y.at(lo).sub(lo);
+        // The beta and store variants of one row kernel.
+        macro_rules! variants {
+            ($k:ident, $o:expr, $c:expr) => {{
+                if d.beta == V::ZERO && stream {
+                    super::count_path(|n| n.spmv_stream += 1);
+                    $k::<V, R, _, _, true, true, CHECK>(
+                        a, &chk, $o, $c, vals, x, y, lo, hi, d.alpha, d.beta,
+                    );
+                    #[cfg(target_arch = "x86_64")]
+                    // Orders the non-temporal stores before whatever signals this block done.
+                    std::arch::x86_64::_mm_sfence();
+                } else if d.beta == V::ZERO {
+                    $k::<V, R, _, _, true, false, CHECK>(
+                        a, &chk, $o, $c, vals, x, y, lo, hi, d.alpha, d.beta,
+                    )
+                } else {
+                    $k::<V, R, _, _, false, false, CHECK>(
+                        a, &chk, $o, $c, vals, x, y, lo, hi, d.alpha, d.beta,
+                    )
+                }
+            }};
+        }
         macro_rules! go {
             ($o:expr, $c:expr) => {{
                 let (o, c) = ($o.as_ptr(), $c.as_ptr().wrapping_sub(b));
@@ -250,40 +272,10 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool, const G8:
                 if G8 {
                     // `G8` is set only on the AVX-512 path (`chunk_avx512`).
                     super::count_path(|n| n.spmv_gather += 1);
-                    if d.beta == V::ZERO && stream {
-                        super::count_path(|n| n.spmv_stream += 1);
-                        raw_gather8::<V, R, _, _, true, true, CHECK>(
-                            a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
-                        );
-                        std::arch::x86_64::_mm_sfence();
-                    } else if d.beta == V::ZERO {
-                        raw_gather8::<V, R, _, _, true, false, CHECK>(
-                            a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
-                        )
-                    } else {
-                        raw_gather8::<V, R, _, _, false, false, CHECK>(
-                            a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
-                        )
-                    }
+                    variants!(raw_gather8, o, c);
                     return true;
                 }
-                if d.beta == V::ZERO && stream {
-                    super::count_path(|n| n.spmv_stream += 1);
-                    raw_kernel::<V, R, _, _, true, true, CHECK>(
-                        a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
-                    );
-                    #[cfg(target_arch = "x86_64")]
-                    // Orders the non-temporal stores before whatever signals this block done.
-                    std::arch::x86_64::_mm_sfence();
-                } else if d.beta == V::ZERO {
-                    raw_kernel::<V, R, _, _, true, false, CHECK>(
-                        a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
-                    )
-                } else {
-                    raw_kernel::<V, R, _, _, false, false, CHECK>(
-                        a, &chk, o, c, vals, x, y, lo, hi, d.alpha, d.beta,
-                    )
-                }
+                variants!(raw_kernel, o, c)
             }};
         }
         match (raw.offs, raw.cols) {
@@ -376,6 +368,67 @@ unsafe fn raw_kernel<
             std::ptr::read_volatile(x.wrapping_add(c))
         };
         let val = |p: usize| *vals.wrapping_add(p);
+        row_loop::<V, R, O, BETA0, STREAM, CHECK>(
+            a,
+            chk,
+            offs,
+            y,
+            lo,
+            hi,
+            alpha,
+            beta,
+            |i, s, e| {
+                let mut acc = [V::ZERO; 4];
+                let mut p = s;
+                while p + 4 <= e {
+                    for (t, acc) in acc.iter_mut().enumerate() {
+                        *acc = madd::<V, true>(*acc, val(p + t), xat(i, p + t));
+                    }
+                    p += 4;
+                }
+                if p < e {
+                    acc[0] = madd::<V, true>(acc[0], val(p), xat(i, p));
+                    if p + 1 < e {
+                        acc[1] = madd::<V, true>(acc[1], val(p + 1), xat(i, p + 1));
+                        if p + 2 < e {
+                            acc[2] = madd::<V, true>(acc[2], val(p + 2), xat(i, p + 2));
+                        }
+                    }
+                }
+                (acc[0] + acc[1]) + (acc[2] + acc[3])
+            },
+        );
+    }
+}
+
+/// The row loop of the raw kernels: row i's offsets [s, e) (with `CHECK`, checked before
+/// `sum` reads the row), then `y[i] = alpha * sum(i, s, e) (+ beta * y[i])`, as `store`
+/// with the beta test outside the loop (`STREAM`: a non-temporal store).
+///
+/// # Safety
+/// As for `raw_kernel`; `sum` reads only row i's entries.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn row_loop<
+    V: SpmmScalar,
+    R: SparseRows<V>,
+    O: Ix,
+    const BETA0: bool,
+    const STREAM: bool,
+    const CHECK: bool,
+>(
+    a: &R,
+    chk: &Check,
+    offs: *const O,
+    y: *mut V,
+    lo: usize,
+    hi: usize,
+    alpha: V,
+    beta: V,
+    mut sum: impl FnMut(usize, usize, usize) -> V,
+) {
+    // SAFETY: per the contract.
+    unsafe {
         let mut s = (*offs.add(lo)).ix();
         if CHECK && s.wrapping_sub(chk.base) > chk.limit {
             bad_row(a, lo, chk.x_rows);
@@ -386,36 +439,13 @@ unsafe fn raw_kernel<
             if CHECK && (e < s || e.wrapping_sub(chk.base) > chk.limit) {
                 bad_row(a, i, chk.x_rows);
             }
-            let mut acc = [V::ZERO; 4];
-            let mut p = s;
-            while p + 4 <= e {
-                for (t, acc) in acc.iter_mut().enumerate() {
-                    *acc = madd::<V, true>(*acc, val(p + t), xat(i, p + t));
-                }
-                p += 4;
-            }
-            if p < e {
-                acc[0] = madd::<V, true>(acc[0], val(p), xat(i, p));
-                if p + 1 < e {
-                    acc[1] = madd::<V, true>(acc[1], val(p + 1), xat(i, p + 1));
-                    if p + 2 < e {
-                        acc[2] = madd::<V, true>(acc[2], val(p + 2), xat(i, p + 2));
-                    }
-                }
-            }
-            let sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+            let v = alpha * sum(i, s, e);
             let yi = y.add(i);
-            // As `store`, with the beta test outside the loop.
             if STREAM {
-                put_nt(yi, alpha * sum);
-                s = e;
-                continue;
-            }
-            *yi = if BETA0 {
-                alpha * sum
+                put_nt(yi, v);
             } else {
-                alpha * sum + beta * *yi
-            };
+                *yi = if BETA0 { v } else { v + beta * *yi };
+            }
             s = e;
         }
     }
@@ -498,45 +528,36 @@ unsafe fn raw_gather8<
     // SAFETY (all reads): as in `raw_kernel`; lanes outside a row are masked off, and with
     // CHECK a group's columns are checked before X is gathered at them.
     unsafe {
-        let mut s = (*offs.add(lo)).ix();
-        if CHECK && s.wrapping_sub(chk.base) > chk.limit {
-            bad_row(a, lo, chk.x_rows);
-        }
-        for i in lo..hi {
-            let e = (*offs.add(i + 1)).ix();
-            if CHECK && (e < s || e.wrapping_sub(chk.base) > chk.limit) {
-                bad_row(a, i, chk.x_rows);
-            }
-            let mut acc = V::g_zero();
-            let mut p = s;
-            while p < e {
-                let k = if e - p >= 8 {
-                    0xFF
-                } else {
-                    ((1u32 << (e - p)) - 1) as u8
-                };
-                let idx = C::load8(cols.wrapping_add(p), k);
-                if CHECK
-                    && _mm512_mask_cmpge_epu64_mask(k, _mm512_sub_epi64(idx, base), x_rows) != 0
-                {
-                    bad_row(a, i, chk.x_rows);
+        row_loop::<V, R, O, BETA0, STREAM, CHECK>(
+            a,
+            chk,
+            offs,
+            y,
+            lo,
+            hi,
+            alpha,
+            beta,
+            |i, s, e| {
+                let mut acc = V::g_zero();
+                let mut p = s;
+                while p < e {
+                    let k = if e - p >= 8 {
+                        0xFF
+                    } else {
+                        ((1u32 << (e - p)) - 1) as u8
+                    };
+                    let idx = C::load8(cols.wrapping_add(p), k);
+                    if CHECK
+                        && _mm512_mask_cmpge_epu64_mask(k, _mm512_sub_epi64(idx, base), x_rows) != 0
+                    {
+                        bad_row(a, i, chk.x_rows);
+                    }
+                    let xv = V::g_gather(k, idx, x);
+                    acc = V::g_fma(V::g_load(k, vals.wrapping_add(p)), xv, acc, k);
+                    p += 8;
                 }
-                let xv = V::g_gather(k, idx, x);
-                acc = V::g_fma(V::g_load(k, vals.wrapping_add(p)), xv, acc, k);
-                p += 8;
-            }
-            let sum = V::g_sum(acc);
-            let yi = y.add(i);
-            if STREAM {
-                put_nt(yi, alpha * sum);
-            } else {
-                *yi = if BETA0 {
-                    alpha * sum
-                } else {
-                    alpha * sum + beta * *yi
-                };
-            }
-            s = e;
-        }
+                V::g_sum(acc)
+            },
+        );
     }
 }
