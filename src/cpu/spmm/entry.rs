@@ -258,9 +258,11 @@ fn run_on<V: PackValue, R: SparseRows<V>>(
     let k = p.k;
     let mut nv = kern::pack_vecs(isa, rows, p.layout, k, p.x_rows);
     let mut window = 0;
-    if nv == 0
+    // A ring with narrower panels than packing's loses to it (lap3d_7pt_64, k = 64).
+    if (nv == 0 || kern::window_first(rows, p.x_rows))
         && ctx.threads < 64
         && let Some((v, w)) = kern::window_plan(isa, rows, p.layout, k, p.x_rows)
+        && v >= nv
     {
         (nv, window) = (v, w);
     }

@@ -903,6 +903,18 @@ fn block_end<V: Scalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, max: usiz
 
 /// Whether the first rows of `[lo, hi)` (about `BLOCK_NNZ` entries) read X over a range
 /// of rows whose column group (8 columns) exceeds `limit` bytes.
+/// Whether a product that `pack_vecs` would pack should go through the rings of
+/// `run_window` instead when `window_plan` finds a window: X's reads are not scattered
+/// (the first block's column group spans under `SCATTER_BYTES`) and X is not small next to
+/// Y (`PACK_FEW_X_ROWS`). Packing all of X then costs a pass that writes x_rows x 16
+/// columns beyond the caches per panel, where a ring packs the same rows into L2: a 3-D
+/// stencil block whose first rows read both neighbouring planes measured 1.2x slower
+/// packed (docs/DESIGN-NOTES.md, cpu::spmm).
+pub fn window_first<V: SpmmScalar, R: SparseRows<V>>(a: &R, x_rows: usize) -> bool {
+    let m = a.nrows();
+    x_rows.saturating_mul(PACK_FEW_X_ROWS) > m && !scattered(a, 0, m, x_rows, false)
+}
+
 #[inline(always)]
 fn span_exceeds<V: SpmmScalar, R: SparseRows<V>>(
     a: &R,
