@@ -82,15 +82,55 @@ impl Counts {
         rbuf: &mut [T],
         during: impl FnOnce() -> R,
     ) -> R {
+        self.exchange_sparse(w, sbuf, (rbuf, &mut []), self.recv_len, during)
+    }
+
+    /// The received pieces that come before the first piece of a rank after this one
+    /// (the rows below this rank's block, when pieces are rows in rank order).
+    pub(super) fn recv_below(&self) -> usize {
+        let d = &self.recv.1;
+        d.get(self.me + 1).map_or(self.recv_len, |&x| x as usize)
+    }
+
+    /// [`Counts::run_sparse`] into two buffers: the pieces of the ranks up to this one
+    /// into `lo` (`recv_below` entries), the others into `hi`, so that a caller can keep
+    /// rows of its own between them.
+    pub(super) fn run_sparse_split<T: Equivalence + Copy, R>(
+        &self,
+        w: &SimpleCommunicator,
+        sbuf: &[T],
+        bufs: (&mut [T], &mut [T]),
+        during: impl FnOnce() -> R,
+    ) -> R {
+        self.exchange_sparse(w, sbuf, bufs, self.recv_below(), during)
+    }
+
+    /// The received pieces before `below` (a piece boundary) into `lo`, the rest into
+    /// `hi` (from its start).
+    fn exchange_sparse<T: Equivalence + Copy, R>(
+        &self,
+        w: &SimpleCommunicator,
+        sbuf: &[T],
+        (lo, hi): (&mut [T], &mut [T]),
+        below: usize,
+        during: impl FnOnce() -> R,
+    ) -> R {
         let (sc, sd) = (&self.send.0, &self.send.1);
         let (rc, rd) = (&self.recv.0, &self.recv.1);
         let piece = |c: &[i32], d: &[i32], q: usize| d[q] as usize..d[q] as usize + c[q] as usize;
-        let mut rest = &mut rbuf[..self.recv_len];
         let mut chunks: Vec<(usize, &mut [T])> = Vec::new();
-        let mut at = 0;
+        // Pieces are laid out in rank order: those at or past `below` go to `hi`.
+        let (mut rest, mut at) = (&mut lo[..below], 0);
+        let mut upper = Some(&mut hi[..self.recv_len - below]);
         for q in 0..rc.len() {
             let r = piece(rc, rd, q);
-            let (_, tail) = rest.split_at_mut(r.start - at);
+            if r.start >= below
+                && let Some(h) = upper.take()
+            {
+                rest = h;
+                at = below;
+            }
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
             let (mine, tail) = tail.split_at_mut(r.len());
             rest = tail;
             at = r.end;

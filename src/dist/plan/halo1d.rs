@@ -1,8 +1,9 @@
 //! 1D-halo execute (PETSc MPIAIJ's scatter of X): the rows of X other ranks' columns
 //! name go to them point to point; while they travel, the inner run (rows that read only
 //! this rank's X) is multiplied on the caller's X; then the rows before and after it, on
-//! the near rows of X followed by the halo. Every row is one product of whole rows,
-//! straight into the caller's Y.
+//! the halo rows below this rank's block, the near rows of X and the halo rows above it,
+//! in that (global) order, so that the outer runs read a narrow sliding window of rows as
+//! the inner run does. Every row is one product of whole rows, straight into the caller's Y.
 
 use std::ops::Range;
 
@@ -19,7 +20,8 @@ use crate::common::csr::CsrRef;
 use crate::error::{Error, Result, Status};
 
 /// Renumbers the tile's columns (global rows of X) to rows of the operand each row reads:
-/// inner rows the caller's block (`c - x0`), the others the near rows followed by the halo
+/// inner rows the caller's block (`c - x0`), the others the extended block in global
+/// order: the halo rows below `x0`, the near rows, the halo rows above the block
 /// (`halo`: sorted global ids). Returns the row offsets of the three runs, each rebased to
 /// 0 (empty without a halo: the tile is then one run on the caller's X). Entries keep
 /// their order in each row, so every row sums in the caller's order.
@@ -35,6 +37,7 @@ pub(super) fn renumber_tile<V: DistScalar>(
     let (offs, cols, _) = tiles::parts_mut::<V>(&mut t.words, &m);
     let internal = |what: String| Error::new(Status::Internal, what);
     let outer_cols = s.near.len() + halo.len();
+    let below = halo.partition_point(|&h| h < x0);
     let fit = |id: usize| {
         i32::try_from(id).map_err(|_| {
             Error::new(
@@ -50,9 +53,13 @@ pub(super) fn renumber_tile<V: DistScalar>(
             let own = g.wrapping_sub(x0) < xr;
             let id = match (inner, own) {
                 (true, true) => g - x0,
-                (false, true) => s.near.binary_search(&(g - x0)).map_err(|_| {
-                    internal(format!("row {g} of X is read but not among the near rows"))
-                })?,
+                (false, true) => {
+                    below
+                        + s.near.binary_search(&(g - x0)).map_err(|_| {
+                            internal(format!("row {g} of X is read but not among the near rows"))
+                        })?
+                }
+                (false, false) if g < x0 => halo.partition_point(|&h| h < g),
                 (false, false) => s.near.len() + halo.partition_point(|&h| h < g),
                 (true, false) => {
                     return Err(internal(format!("inner row {i} reads row {g} of X")));
@@ -105,6 +112,41 @@ fn y_rows<'a, V>(
     &mut y[at..at + len]
 }
 
+/// The non-empty pieces of one side of an exchange of rows of k values: (first entry,
+/// rows).
+fn pieces((c, d): &(Vec<i32>, Vec<i32>), k: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    c.iter()
+        .zip(d)
+        .filter(|&(&n, _)| n > 0)
+        .map(move |(&n, &at)| (at as usize, n as usize / k.max(1)))
+}
+
+/// Column-major rows `rows` of X (leading dimension `ldx`, k columns) into rows `at..` of
+/// `dst` (leading dimension `ld`), column after column, a copy per run of consecutive rows.
+fn copy_cols<V: Copy>(
+    dst: &mut [V],
+    ld: usize,
+    at: usize,
+    rows: &[usize],
+    x: &[V],
+    ldx: usize,
+    k: usize,
+) {
+    let mut i = 0;
+    while i < rows.len() {
+        let r0 = rows[i];
+        let mut n = 1;
+        while i + n < rows.len() && rows[i + n] == r0 + n {
+            n += 1;
+        }
+        for j in 0..k {
+            let d = j * ld + at + i;
+            dst[d..d + n].copy_from_slice(&x[j * ldx + r0..j * ldx + r0 + n]);
+        }
+        i += n;
+    }
+}
+
 /// The exchange's payload into the execute's statistics.
 fn count_bytes<V>(vals: &Counts, stats: &mut ExecStats) {
     let w = std::mem::size_of::<V>() as u64;
@@ -142,15 +184,18 @@ impl<V: DistScalar> Plan<V> {
             x_stage,
         } = &mut **st;
         let h = *halo;
-        // Rows travel as k contiguous values whatever the layout.
-        for (i, &row) in send_rows.iter().enumerate() {
-            let dst = &mut x_send[i * k..(i + 1) * k];
-            match layout {
-                Layout::RowMajor => dst.copy_from_slice(&c.x[row * c.ldx..row * c.ldx + k]),
-                Layout::ColMajor => {
-                    for (j, d) in dst.iter_mut().enumerate() {
-                        *d = c.x[j * c.ldx + row];
-                    }
+        // Each peer's piece travels in the plan's layout (column-major: its rows column
+        // after column), so that every copy is of runs of consecutive rows.
+        match layout {
+            Layout::RowMajor => {
+                for (i, &row) in send_rows.iter().enumerate() {
+                    x_send[i * k..(i + 1) * k].copy_from_slice(&c.x[row * c.ldx..row * c.ldx + k]);
+                }
+            }
+            Layout::ColMajor => {
+                for (at, n) in pieces(&vals.send, k) {
+                    let rows = &send_rows[at / k..at / k + n];
+                    copy_cols(&mut x_send[at..at + n * k], n, 0, rows, c.x, c.ldx, k);
                 }
             }
         }
@@ -167,32 +212,21 @@ impl<V: DistScalar> Plan<V> {
         }
         let nr = near.len();
         let ld = packed_ld(layout, nr + h, k);
+        // Halo rows below this rank's block (they come from the ranks before it).
+        let lo = vals.recv_below() / k.max(1);
         let inner = inner.clone();
         let inner_r = {
-            // Row-major halo rows land in place after the near rows.
-            let split_at = match layout {
-                Layout::RowMajor => nr * k,
-                Layout::ColMajor => x_ext.len(),
-            };
-            let (near_x, halo_x) = x_ext.split_at_mut(split_at);
-            let rbuf: &mut [V] = if layout == Layout::RowMajor {
-                halo_x
-            } else {
-                x_stage
-            };
             let y_in = y_rows(y, layout, &inner, k, c.ldy);
-            vals.run_sparse(self.world.comm(), x_send, rbuf, || {
-                for (i, &row) in near.iter().enumerate() {
-                    match layout {
-                        Layout::RowMajor => near_x[i * k..(i + 1) * k]
-                            .copy_from_slice(&c.x[row * c.ldx..row * c.ldx + k]),
-                        Layout::ColMajor => {
-                            for j in 0..k {
-                                near_x[j * ld + i] = c.x[j * c.ldx + row];
-                            }
-                        }
+            let copy_near = |near_x: &mut [V], at: usize| match layout {
+                Layout::RowMajor => {
+                    for (i, &row) in near.iter().enumerate() {
+                        near_x[(at + i) * k..(at + i + 1) * k]
+                            .copy_from_slice(&c.x[row * c.ldx..row * c.ldx + k]);
                     }
                 }
+                Layout::ColMajor => copy_cols(near_x, ld, at, near, c.x, c.ldx, k),
+            };
+            let mut inner_product = || {
                 // A bad tile (a bug: it was validated) is reported after the exchange.
                 let Ok(whole) = &whole else { return Ok(()) };
                 if inner.is_empty() {
@@ -202,12 +236,32 @@ impl<V: DistScalar> Plan<V> {
                 product(
                     node, t, layout, k, c.x, c.ldx, c.alpha, c.beta, y_in, c.ldy, stats,
                 )
-            })
+            };
+            let comm = self.world.comm();
+            match layout {
+                // Row-major halo rows land in place, below and above the near rows.
+                Layout::RowMajor => {
+                    let (below, rest) = x_ext.split_at_mut(lo * k);
+                    let (near_x, above) = rest.split_at_mut(nr * k);
+                    vals.run_sparse_split(comm, x_send, (below, above), || {
+                        copy_near(near_x, 0);
+                        inner_product()
+                    })
+                }
+                Layout::ColMajor => vals.run_sparse(comm, x_send, x_stage, || {
+                    copy_near(x_ext, lo);
+                    inner_product()
+                }),
+            }
         };
         if layout == Layout::ColMajor {
-            for i in 0..h {
+            // Each piece holds consecutive halo rows, all below or all above the near rows.
+            for (at, n) in pieces(&vals.recv, k) {
+                let first = at / k;
+                let to = if first < lo { first } else { first + nr };
                 for j in 0..k {
-                    x_ext[j * ld + nr + i] = x_stage[i * k + j];
+                    x_ext[j * ld + to..j * ld + to + n]
+                        .copy_from_slice(&x_stage[at + j * n..at + (j + 1) * n]);
                 }
             }
         }

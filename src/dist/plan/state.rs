@@ -36,8 +36,8 @@ pub(super) struct Halo1d<V: DistScalar> {
     /// Row offsets of the runs before, in and after `inner`, each rebased to 0 (row i of
     /// run j at `i + j`); empty without a halo (the tile is one run).
     pub run_offs: Vec<i64>,
-    /// X as the rows outside the inner run read it: the near rows, then the halo (none
-    /// without a halo).
+    /// X as the rows outside the inner run read it, in global order: the halo rows below
+    /// this rank's block, the near rows, the halo rows above it (none without a halo).
     pub x_ext: Vec<V>,
     pub x_send: Vec<V>,
     /// The received rows before they are spread into column-major `x_ext`.
