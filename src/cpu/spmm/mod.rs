@@ -901,8 +901,6 @@ fn block_end<V: Scalar, R: SparseRows<V>>(a: &R, lo: usize, hi: usize, max: usiz
     e
 }
 
-/// Whether the first rows of `[lo, hi)` (about `BLOCK_NNZ` entries) read X over a range
-/// of rows whose column group (8 columns) exceeds `limit` bytes.
 /// Whether a product that `pack_vecs` would pack should go through the rings of
 /// `run_window` instead when `window_plan` finds a window: X's reads are not scattered
 /// (the first block's column group spans under `SCATTER_BYTES`) and X is not small next to
@@ -915,6 +913,8 @@ pub fn window_first<V: SpmmScalar, R: SparseRows<V>>(a: &R, x_rows: usize) -> bo
     x_rows.saturating_mul(PACK_FEW_X_ROWS) > m && !scattered(a, 0, m, x_rows, false)
 }
 
+/// Whether the first rows of `[lo, hi)` (about `BLOCK_NNZ` entries) read X over a range
+/// of rows whose column group (8 columns) exceeds `limit` bytes.
 #[inline(always)]
 fn span_exceeds<V: SpmmScalar, R: SparseRows<V>>(
     a: &R,
