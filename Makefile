@@ -80,10 +80,13 @@ layers:
 
 # One build of the library serves `make lib`, these tests and the C tests (the feature set
 # of `cargo build --lib` and `cargo test` is the same; see Cargo.toml).
+# The CPU kernels again on the base ISA (no AVX-512 rank sort, short-row maps or vector
+# expansion: the paths of other machines).
 # The SpMV kernels again with each summation order forced (`fast_gather`: the machine picks
 # one; the tests compare the kernels of the other only when it is forced).
 rust-test:
 	$(CARGO) test --release
+	SPGEMM_SPMM_ISA=base $(CARGO) test --release cpu::
 	SPGEMM_SPMV_GATHER=0 $(CARGO) test --release spmv
 	SPGEMM_SPMV_GATHER=1 $(CARGO) test --release spmv
 

@@ -39,7 +39,7 @@ use crate::cpu::compress::CompressedRows;
 use crate::cpu::prefetch;
 use crate::cpu::record::Recorder;
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups, same_columns};
-use crate::cpu::sort::{INSERTION_MAX, sort_keys};
+use crate::cpu::sort::{INSERTION_MAX, RANK_MAX, ShortOrder, rank_short, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::util::{row_len_mismatch, value_pair};
 use crate::error::Result;
@@ -974,7 +974,7 @@ fn emit_group<V: Scalar, J: Idx>(
     mut take: impl FnMut(u32) -> [V; LANES],
 ) {
     let n = row_cols.len();
-    emit_group_first(order, row_cols, sorted, |t, c| {
+    walk_row(order, row_cols, sorted, |_, t, c| {
         let d = take(c);
         cols[t] = J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
         for l in 0..r {
@@ -982,30 +982,6 @@ fn emit_group<V: Scalar, J: Idx>(
         }
     });
     copy_first_row(cols, n);
-}
-
-/// [`emit_group`]'s walk: calls `put(t, c)` for the t-th column c of the output row.
-#[inline(always)]
-fn emit_group_first(
-    mut order: OrderBits<'_>,
-    row_cols: &mut [u32],
-    sorted: bool,
-    mut put: impl FnMut(usize, u32),
-) {
-    if sorted {
-        let mut t = 0usize;
-        let path = order.visit_in_order(row_cols, &mut |c| {
-            put(t, c as u32);
-            t += 1;
-        });
-        if path != OrderPath::Sort {
-            return;
-        }
-        sort_keys(row_cols);
-    }
-    for (t, &c) in row_cols.iter().enumerate() {
-        put(t, c);
-    }
 }
 
 /// [`fill_rows`] for single rows.
@@ -1349,6 +1325,10 @@ enum OrderPath {
     Two,
     /// `l2`, `l1`, then `l0`.
     Three,
+    /// Placed by rank ([`rank_short`]).
+    Ranked,
+    /// As it was (unsorted output, or a row found in order).
+    InOrder,
 }
 
 impl OrderBits<'_> {
@@ -1408,75 +1388,85 @@ impl OrderBits<'_> {
 /// Writes one finished row (`row_cols[..n]` in first-touch order, sums in `row_vals` by
 /// slot) and returns `pos` to all-`EMPTY` for the row's columns.
 ///
-/// Sorted output of a row of more than a few entries needs no sort of the row: the
-/// columns are set as bits in the order bit maps (one OR per distinct column and level,
-/// not per product) and the set bits are walked in order, lowest first (see
-/// [`OrderBits::visit_in_order`]). Short rows, and rows too sparse even for the summary
-/// levels, are sorted.
+/// Sorted output needs no sort of the row: rows of up to [`RANK_MAX`] columns are put
+/// in place by rank ([`rank_short`]: no branch on the columns; rows already in order are
+/// only checked); longer ones are set as bits in the order bit maps (one OR per distinct
+/// column and level, not per product) and the set bits are walked in order (see
+/// [`OrderBits::visit_in_order`]). Rows too sparse even for the summary levels, and short
+/// rows where the CPU has no AVX-512, are sorted.
 #[inline]
 fn emit_row<V: Scalar, J: Idx>(
     pos: &mut [u32],
-    mut order: OrderBits<'_>,
+    order: OrderBits<'_>,
     (row_cols, n): (&mut [u32], usize),
     row_vals: &[V],
     (sorted, c_base): (bool, usize),
     cols: &mut [J],
-    mut vals: Option<&mut [V]>,
-) -> OrderPath {
+    vals: Option<&mut [V]>,
+) {
     let to_j =
         |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
-    if sorted {
-        let mut t = 0usize;
-        let path = match vals.as_deref_mut() {
-            Some(vals) => order.visit_in_order(&row_cols[..n], &mut |c| {
-                let p = &mut pos[c];
-                vals[t] = row_vals[*p as usize];
-                *p = EMPTY;
-                cols[t] = to_j(c as u32);
-                t += 1;
-            }),
-            None => order.visit_in_order(&row_cols[..n], &mut |c| {
-                pos[c] = EMPTY;
-                cols[t] = to_j(c as u32);
-                t += 1;
-            }),
-        };
-        if path != OrderPath::Sort {
-            debug_assert_eq!(t, n);
-            return path;
-        }
-    }
     let row_cols = &mut row_cols[..n];
-    if sorted {
-        // Rows are short; slot numbers survive the sort through `pos`.
-        sort_keys(row_cols);
-        match vals {
-            Some(vals) => {
-                for ((dc, dv), &c) in cols.iter_mut().zip(vals.iter_mut()).zip(row_cols.iter()) {
-                    let p = &mut pos[c as usize];
-                    *dv = row_vals[*p as usize];
-                    *p = EMPTY;
-                    *dc = to_j(c);
-                }
-            }
-            None => {
-                for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
-                    pos[c as usize] = EMPTY;
-                    *dc = to_j(c);
-                }
-            }
-        }
-    } else {
-        // First-touch order: slot t holds column row_cols[t].
-        for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
+    match vals {
+        // Slot t holds column row_cols[t]'s sum.
+        Some(vals) => walk_row(order, row_cols, sorted, |q, t, c| {
+            let q = q.unwrap_or_else(|| pos[c as usize] as usize);
             pos[c as usize] = EMPTY;
-            *dc = to_j(c);
-        }
-        if let Some(vals) = vals {
-            vals.copy_from_slice(&row_vals[..vals.len()]);
+            cols[t] = to_j(c);
+            vals[t] = row_vals[q];
+        }),
+        None => walk_row(order, row_cols, sorted, |_, t, c| {
+            pos[c as usize] = EMPTY;
+            cols[t] = to_j(c);
+        }),
+    };
+}
+
+/// Calls `put(q, t, c)` for each column `c` of the row `row_cols` (distinct columns, in
+/// first-touch order) with `t` its place in the output row: in ascending order of columns
+/// when `sorted` (see [`emit_row`]), else as they are. `q` is `c`'s index in `row_cols`
+/// when the walk knows it, `None` after a sort of `row_cols` or a walk of the order bits.
+/// Returns the path taken.
+#[inline(always)]
+fn walk_row(
+    mut order: OrderBits<'_>,
+    row_cols: &mut [u32],
+    sorted: bool,
+    mut put: impl FnMut(Option<usize>, usize, u32),
+) -> OrderPath {
+    if sorted {
+        let mut ranks = [0u8; RANK_MAX];
+        match rank_short(row_cols, &mut ranks) {
+            ShortOrder::Ranked => {
+                for (q, (&c, &t)) in row_cols.iter().zip(&ranks).enumerate() {
+                    put(Some(q), t as usize, c);
+                }
+                return OrderPath::Ranked;
+            }
+            ShortOrder::InOrder => {}
+            ShortOrder::Unranked => {
+                let mut t = 0usize;
+                let path = order.visit_in_order(row_cols, &mut |c| {
+                    put(None, t, c as u32);
+                    t += 1;
+                });
+                if path != OrderPath::Sort {
+                    debug_assert_eq!(t, row_cols.len());
+                    return path;
+                }
+                // Too long for ranks (or no AVX-512) and too sparse for the bit maps.
+                sort_keys(row_cols);
+                for (t, &c) in row_cols.iter().enumerate() {
+                    put(None, t, c);
+                }
+                return OrderPath::Sort;
+            }
         }
     }
-    OrderPath::Sort
+    for (q, &c) in row_cols.iter().enumerate() {
+        put(Some(q), q, c);
+    }
+    OrderPath::InOrder
 }
 
 /// [`emit_row`] for [`fill_rows_by_value`]: `row_cols` holds the row's columns (0-based)
@@ -1485,50 +1475,23 @@ fn emit_row<V: Scalar, J: Idx>(
 #[inline]
 fn emit_by_value<V: Scalar, J: Idx>(
     dense: &mut [V],
-    mut order: OrderBits<'_>,
+    order: OrderBits<'_>,
     row_cols: &mut [u32],
     sorted: bool,
     c_base: usize,
     cols: &mut [J],
-    mut vals: Option<&mut [V]>,
-) -> OrderPath {
+    vals: Option<&mut [V]>,
+) {
     let neg0 = V::NEG_ZERO;
     let to_j =
         |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
-    if sorted {
-        let mut t = 0usize;
-        let path = match vals {
-            Some(ref mut vals) => order.visit_in_order(row_cols, &mut |c| {
-                vals[t] = std::mem::replace(&mut dense[c], neg0);
-                cols[t] = to_j(c as u32);
-                t += 1;
-            }),
-            None => order.visit_in_order(row_cols, &mut |c| {
-                cols[t] = to_j(c as u32);
-                t += 1;
-            }),
-        };
-        if path != OrderPath::Sort {
-            debug_assert_eq!(t, row_cols.len());
-            return path;
-        }
-        // Rows are short.
-        sort_keys(row_cols);
-    }
     match vals {
-        Some(vals) => {
-            for ((dc, dv), &c) in cols.iter_mut().zip(vals.iter_mut()).zip(row_cols.iter()) {
-                *dv = std::mem::replace(&mut dense[c as usize], neg0);
-                *dc = to_j(c);
-            }
-        }
-        None => {
-            for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
-                *dc = to_j(c);
-            }
-        }
-    }
-    OrderPath::Sort
+        Some(vals) => walk_row(order, row_cols, sorted, |_, t, c| {
+            vals[t] = std::mem::replace(&mut dense[c as usize], neg0);
+            cols[t] = to_j(c);
+        }),
+        None => walk_row(order, row_cols, sorted, |_, t, c| cols[t] = to_j(c)),
+    };
 }
 
 /// What the dense symbolic phase produces.
@@ -1823,13 +1786,24 @@ mod tests {
 
     /// One row through `emit_row` (sorted, with and without values, 0-based i32 and
     /// 1-based i64 output) on the workspace `ws` sized for `k` columns; checks the output
-    /// against a sort and the state left behind, and returns the path taken.
+    /// against a sort and the state left behind, and returns the path the order bit maps
+    /// take for the row (`emit_row` puts rows of up to `RANK_MAX` columns in place by rank
+    /// instead where the CPU has AVX-512).
     fn emit_checked(ws: &mut DenseRows<f64>, k: usize, first_touch: &[u32]) -> OrderPath {
         let n = first_touch.len();
         ws.prepare_numeric(k, n, true, false).unwrap();
         let mut want = first_touch.to_vec();
         want.sort_unstable();
-        let mut paths = Vec::new();
+        let mut order = OrderBits {
+            l0: &mut ws.order_bits,
+            l1: &mut ws.order_l1,
+            l2: &mut ws.order_l2,
+        };
+        let mut seen = Vec::new();
+        let path = order.visit_in_order(first_touch, &mut |c| seen.push(c as u32));
+        if path != OrderPath::Sort {
+            assert_eq!(seen, want, "k {k} n {n}");
+        }
         for (with_vals, one_based) in [(true, false), (false, true), (true, true)] {
             for (t, &c) in first_touch.iter().enumerate() {
                 ws.pos[c as usize] = t as u32;
@@ -1847,13 +1821,13 @@ mod tests {
                 let mut cols = vec![0i64; n];
                 let v = with_vals.then_some(&mut vals[..]);
                 let (pos, rc, rv) = (&mut ws.pos, &mut ws.row_cols, &ws.row_vals);
-                paths.push(emit_row(pos, order, (rc, n), rv, (true, 1), &mut cols, v));
+                emit_row(pos, order, (rc, n), rv, (true, 1), &mut cols, v);
                 cols.iter().map(|&c| c as u64).collect()
             } else {
                 let mut cols = vec![0i32; n];
                 let v = with_vals.then_some(&mut vals[..]);
                 let (pos, rc, rv) = (&mut ws.pos, &mut ws.row_cols, &ws.row_vals);
-                paths.push(emit_row(pos, order, (rc, n), rv, (true, 0), &mut cols, v));
+                emit_row(pos, order, (rc, n), rv, (true, 0), &mut cols, v);
                 cols.iter().map(|&c| c as u64).collect()
             };
             let want_cols: Vec<u64> = want.iter().map(|&c| (c as usize + base) as u64).collect();
@@ -1868,8 +1842,7 @@ mod tests {
             let clear = |v: &[u64]| v.iter().all(|&w| w == 0);
             assert!(clear(&ws.order_bits) && clear(&ws.order_l1) && clear(&ws.order_l2));
         }
-        assert!(paths.windows(2).all(|w| w[0] == w[1]));
-        paths[0]
+        path
     }
 
     /// Distinct columns: `lo`, `hi` and `n - 2` more drawn from `lo..hi`, shuffled.
@@ -1893,6 +1866,33 @@ mod tests {
         }
         cols.truncate(n);
         cols
+    }
+
+    #[test]
+    fn short_rows_in_order_shuffled_and_reversed() {
+        let mut ws = DenseRows::<f64>::default();
+        let k = 3 * 4096 + 5;
+        for n in 0..=RANK_MAX + 2 {
+            let asc: Vec<u32> = (0..n as u32).map(|i| i * 97 % k as u32).collect();
+            let mut asc = asc;
+            asc.sort_unstable();
+            asc.dedup();
+            let desc: Vec<u32> = asc.iter().rev().copied().collect();
+            // In order but for the last two: the descent in the last lane checked.
+            let mut late = asc.clone();
+            let l = late.len();
+            if l >= 2 {
+                late.swap(l - 2, l - 1);
+            }
+            for row in [
+                asc,
+                desc,
+                late,
+                spread(n.max(2), 0, k as u32 - 1, n as u64 + 1),
+            ] {
+                emit_checked(&mut ws, k, &row);
+            }
+        }
     }
 
     #[test]

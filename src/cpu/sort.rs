@@ -1,15 +1,65 @@
-//! Sorting of one output row. Rows of C are short (tens to hundreds of entries), where an
-//! insertion sort beats the general-purpose sort; long rows use `sort_unstable`. The
-//! first-touch rows of stencil products are nearly in order, which is why an AVX-512 rank
-//! sort and a cache of sorting permutations did not beat it (docs/DESIGN-NOTES.md,
-//! cpu::sort).
+//! Sorting of one output row. Rows of C are short (tens to hundreds of entries). Up to 64
+//! keys, where the CPU has AVX-512, each key goes straight to its place, counted by
+//! compares against the row held in registers (no branch on the keys); rows already in
+//! order are only checked. Otherwise an insertion sort up to 32 keys (the first-touch rows
+//! of stencil products are nearly in order), then `sort_unstable`
+//! (docs/DESIGN-NOTES.md, cpu::sort).
 
 /// Below this length insertion sort is used.
 pub(crate) const INSERTION_MAX: usize = 32;
 
-/// Sorts `keys` ascending (keys are distinct).
+/// Rows of this many keys and up to [`RANK_MAX`] are sorted by rank on AVX-512.
+pub(crate) const RANK_MIN: usize = 2;
+
+/// The longest row sorted by rank: four 16-lane registers hold it.
+pub(crate) const RANK_MAX: usize = 64;
+
+/// What [`rank_short`] found out about a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShortOrder {
+    /// The keys are in ascending order already (nothing written).
+    InOrder,
+    /// `ranks[q]` is the place of `keys[q]` in sorted order.
+    Ranked,
+    /// Not ranked (longer than [`RANK_MAX`], or no AVX-512): the caller sorts.
+    Unranked,
+}
+
+/// The places of the keys of a short row in sorted order (keys are distinct), by
+/// [`ShortOrder`]: rows already in order (a band, a third of a 1-D aggregation's rows)
+/// are only checked.
+#[inline]
+pub fn rank_short(keys: &[u32], ranks: &mut [u8; RANK_MAX]) -> ShortOrder {
+    #[cfg(target_arch = "x86_64")]
+    if (RANK_MIN..=RANK_MAX).contains(&keys.len())
+        && crate::platform::isa::Isa::detect() == crate::platform::isa::Isa::Avx512
+    {
+        // SAFETY: the CPU has AVX-512 (detected); the row has at most RANK_MAX keys.
+        return unsafe { rank_avx512(keys, ranks) };
+    }
+    let _ = (keys, ranks);
+    ShortOrder::Unranked
+}
+
+/// Sorts `keys` ascending (keys are distinct): by rank up to [`RANK_MAX`] keys where the
+/// CPU has AVX-512 ([`rank_short`]), else by insertion up to [`INSERTION_MAX`], else by
+/// `sort_unstable`.
 #[inline]
 pub fn sort_keys(keys: &mut [u32]) {
+    let mut ranks = [0u8; RANK_MAX];
+    match rank_short(keys, &mut ranks) {
+        ShortOrder::InOrder => return,
+        ShortOrder::Ranked => {
+            let n = keys.len();
+            let mut held = [0u32; RANK_MAX];
+            held[..n].copy_from_slice(keys);
+            for (&c, &t) in held[..n].iter().zip(&ranks) {
+                keys[t as usize] = c;
+            }
+            return;
+        }
+        ShortOrder::Unranked => {}
+    }
     if keys.len() <= INSERTION_MAX {
         for i in 1..keys.len() {
             let x = keys[i];
@@ -23,6 +73,63 @@ pub fn sort_keys(keys: &mut [u32]) {
     } else {
         keys.sort_unstable();
     }
+}
+
+/// The rank of each of up to [`RANK_MAX`] distinct keys: how many keys are below it,
+/// counted by one compare per 16 keys against the row held in registers (no branch on the
+/// keys, where the insertion sort mispredicts; docs/DESIGN-NOTES.md, cpu::sort).
+///
+/// # Safety
+/// The CPU has AVX-512F (and so POPCNT), and `keys.len() <= RANK_MAX`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn rank_avx512(keys: &[u32], ranks: &mut [u8; RANK_MAX]) -> ShortOrder {
+    match keys.len().div_ceil(16) {
+        1 => unsafe { rank_in::<1>(keys, ranks) },
+        2 => unsafe { rank_in::<2>(keys, ranks) },
+        3 => unsafe { rank_in::<3>(keys, ranks) },
+        _ => unsafe { rank_in::<4>(keys, ranks) },
+    }
+}
+
+/// [`rank_avx512`] for rows of `16 * (NV - 1) + 1` to `16 * NV` keys.
+///
+/// # Safety
+/// The CPU has AVX-512F, and `keys.len() <= 16 * NV <= RANK_MAX`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+// Stable since Rust 1.89, above the crate's rust-version (as in `cpu::spmm::avx512`).
+#[allow(clippy::incompatible_msrv)]
+#[inline]
+unsafe fn rank_in<const NV: usize>(keys: &[u32], ranks: &mut [u8; RANK_MAX]) -> ShortOrder {
+    use std::arch::x86_64::*;
+    let n = keys.len();
+    debug_assert!(n <= 16 * NV && NV <= 4);
+    let mut k = [_mm512_set1_epi32(-1); NV];
+    let mut descents: __mmask16 = 0;
+    for (w, kw) in k.iter_mut().enumerate() {
+        let at = 16 * w;
+        let rem = n.saturating_sub(at).min(16);
+        let m: __mmask16 = ((1u32 << rem) - 1) as u16;
+        // Lanes with a key after them (at < n: NV registers cover n keys).
+        let has_next: __mmask16 = ((1u32 << (n - at - 1).min(16)) - 1) as u16;
+        // Lanes past the row hold u32::MAX, below no key. SAFETY: the masked loads read
+        // only the row's keys (the second those after the lanes' own).
+        *kw = unsafe { _mm512_mask_loadu_epi32(*kw, m, keys.as_ptr().add(at).cast()) };
+        let next = unsafe { _mm512_maskz_loadu_epi32(has_next, keys.as_ptr().add(at + 1).cast()) };
+        descents |= _mm512_mask_cmpgt_epu32_mask(has_next, *kw, next);
+    }
+    if descents == 0 {
+        return ShortOrder::InOrder;
+    }
+    for (r, &c) in ranks.iter_mut().zip(keys) {
+        let v = _mm512_set1_epi32(c as i32);
+        *r = k
+            .iter()
+            .map(|&kw| _mm512_cmplt_epu32_mask(kw, v).count_ones())
+            .sum::<u32>() as u8;
+    }
+    ShortOrder::Ranked
 }
 
 /// Sorts `(key, value)` pairs by key (keys are distinct).
@@ -99,6 +206,36 @@ mod tests {
                     let mut got = keys.clone();
                     sort_keys(&mut got);
                     assert_eq!(got, want, "n {n} keys {keys:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rank_short_places_every_key_or_declines() {
+        let avx512 = crate::platform::isa::Isa::detect() == crate::platform::isa::Isa::Avx512;
+        for n in 0..=RANK_MAX + 3 {
+            for seed in 1..4u64 {
+                for keys in shapes(n, seed * 104729 + n as u64) {
+                    let mut ranks = [0u8; RANK_MAX];
+                    let got = rank_short(&keys, &mut ranks);
+                    let in_order = keys.windows(2).all(|w| w[0] < w[1]);
+                    let ranked = avx512 && (RANK_MIN..=RANK_MAX).contains(&n);
+                    match got {
+                        ShortOrder::Unranked => assert!(!ranked, "n {n} keys {keys:?}"),
+                        ShortOrder::InOrder => assert!(ranked && in_order, "n {n} {keys:?}"),
+                        ShortOrder::Ranked => {
+                            assert!(ranked && !in_order, "n {n} keys {keys:?}");
+                            let mut placed = vec![None; n];
+                            for (&c, &r) in keys.iter().zip(&ranks) {
+                                assert!(placed[r as usize].replace(c).is_none(), "n {n}");
+                            }
+                            let mut want = keys.clone();
+                            want.sort_unstable();
+                            let placed: Vec<u32> = placed.into_iter().map(Option::unwrap).collect();
+                            assert_eq!(placed, want, "n {n} keys {keys:?}");
+                        }
+                    }
                 }
             }
         }
