@@ -39,7 +39,7 @@ use crate::cpu::compress::CompressedRows;
 use crate::cpu::prefetch;
 use crate::cpu::record::Recorder;
 use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups, same_columns};
-use crate::cpu::sort::{INSERTION_MAX, RANK_MAX, ShortOrder, rank_short, sort_keys};
+use crate::cpu::sort::{INSERTION_MAX, RANK_MAX, ShortOrder, rank_short, sort_compared, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::util::{row_len_mismatch, value_pair};
 use crate::error::Result;
@@ -1407,6 +1407,17 @@ fn emit_row<V: Scalar, J: Idx>(
     let to_j =
         |c: u32| J::try_from_usize(c as usize + c_base).expect("column checked at symbolic time");
     let row_cols = &mut row_cols[..n];
+    if !sorted {
+        // First-touch order: slot t holds column row_cols[t] (the values in one copy).
+        for (dc, &c) in cols.iter_mut().zip(row_cols.iter()) {
+            pos[c as usize] = EMPTY;
+            *dc = to_j(c);
+        }
+        if let Some(vals) = vals {
+            vals.copy_from_slice(&row_vals[..n]);
+        }
+        return;
+    }
     match vals {
         // Slot t holds column row_cols[t]'s sum.
         Some(vals) => walk_row(order, row_cols, sorted, |q, t, c| {
@@ -1455,7 +1466,7 @@ fn walk_row(
                     return path;
                 }
                 // Too long for ranks (or no AVX-512) and too sparse for the bit maps.
-                sort_keys(row_cols);
+                sort_compared(row_cols);
                 for (t, &c) in row_cols.iter().enumerate() {
                     put(None, t, c);
                 }

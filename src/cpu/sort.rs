@@ -48,7 +48,7 @@ pub fn rank_short(keys: &[u32], ranks: &mut [u8; RANK_MAX]) -> ShortOrder {
 pub fn sort_keys(keys: &mut [u32]) {
     let mut ranks = [0u8; RANK_MAX];
     match rank_short(keys, &mut ranks) {
-        ShortOrder::InOrder => return,
+        ShortOrder::InOrder => {}
         ShortOrder::Ranked => {
             let n = keys.len();
             let mut held = [0u32; RANK_MAX];
@@ -56,10 +56,15 @@ pub fn sort_keys(keys: &mut [u32]) {
             for (&c, &t) in held[..n].iter().zip(&ranks) {
                 keys[t as usize] = c;
             }
-            return;
         }
-        ShortOrder::Unranked => {}
+        ShortOrder::Unranked => sort_compared(keys),
     }
+}
+
+/// Sorts `keys` ascending (keys are distinct) by compares: insertion up to
+/// [`INSERTION_MAX`], else `sort_unstable`. For rows [`rank_short`] declined.
+#[inline]
+pub fn sort_compared(keys: &mut [u32]) {
     if keys.len() <= INSERTION_MAX {
         for i in 1..keys.len() {
             let x = keys[i];
