@@ -1187,14 +1187,16 @@ fn reuse_through_slot_maps_matches_fresh_products() {
 #[test]
 fn slot_maps_replace_the_record() {
     let mut rng = Rng::new(58);
-    // A: ~9 entries per row over B's 8,000 rows; B: ~9 entries per row within 16 columns
-    // (a compressed count, rows of C of at most 16 entries, ~80 products per row: record
-    // and maps both within the budget of half A's and B's bytes, which the symbolic chunks
-    // draw from in blocks, so C is not small; B within L2, so no prefetch).
+    // A: ~5 entries per row over B's 8,000 rows; B: ~18 entries per row within 16 columns
+    // (a compressed count, rows of C of at most 16 entries, ~90 products per row: record
+    // and maps both within the budget of half A's and B's bytes, which the 16 symbolic
+    // chunks draw from in blocks of 16K columns, so C is not small). B's rows average over
+    // 16 entries, so no prefetch whatever the L2 size (with rows of ~9, the 64-bit B
+    // outgrew the 1 MiB L2 of an AMD Zen 5: prefetch, no maps).
     let s = Shape {
         nrows: 12_000,
         ncols: 8_000,
-        max_row: 18,
+        max_row: 10,
         duplicates: true,
         unsorted: true,
         zeros: 0.1,
@@ -1207,7 +1209,7 @@ fn slot_maps_replace_the_record() {
         Shape {
             nrows: 8_000,
             ncols: 16,
-            max_row: 18,
+            max_row: 36,
             ..s
         },
     );
@@ -1221,6 +1223,7 @@ fn slot_maps_replace_the_record() {
                 let d = plan.cpu_details().unwrap();
                 let chunks = d.chunks.len() - 1;
                 assert!(chunks >= 2 && d.compressed, "{what}");
+                assert!(!d.prefetch, "{what}: B must fit the L2 cache for maps");
                 assert_eq!(d.record_bytes > 0, limit == 0, "{what}");
                 let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
                 let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
