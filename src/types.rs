@@ -20,12 +20,16 @@ pub trait Idx: Copy + Send + Sync + Debug + PartialOrd + 'static {
 }
 
 macro_rules! impl_idx {
-    ($t:ty, $kind:expr) => {
+    ($t:ty, $kind:expr, $unsigned:ty) => {
         impl Idx for $t {
             const KIND: IndexType = $kind;
+            // Through the unsigned type of the same width: a 32-bit index is then loaded
+            // with a zero-extending `mov` rather than `movsxd`, shorter on the chain of
+            // dependent loads every kernel walks (docs/DESIGN-NOTES.md, common::csr). A
+            // negative i32 still lands at or above 2^31, past every array it can address.
             #[inline(always)]
             fn to_usize(self) -> usize {
-                self as usize
+                self as $unsigned as usize
             }
             #[inline(always)]
             fn to_i128(self) -> i128 {
@@ -41,9 +45,9 @@ macro_rules! impl_idx {
         }
     };
 }
-impl_idx!(i32, IndexType::Int32);
-impl_idx!(i64, IndexType::Int64);
-impl_idx!(u64, IndexType::SizeT);
+impl_idx!(i32, IndexType::Int32, u32);
+impl_idx!(i64, IndexType::Int64, u64);
+impl_idx!(u64, IndexType::SizeT, u64);
 
 /// Value types: real and complex floating point.
 pub trait Scalar:

@@ -149,6 +149,42 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
         (&self.col_indices[r.clone()], &vals[r])
     }
 
+    /// The base these accessors subtract: 0 when `ZB` (the caller checked that the
+    /// matrix is 0-based and instantiated its kernel for it, so that no run-time
+    /// subtraction sits on the kernel's chain of dependent loads: docs/DESIGN-NOTES.md,
+    /// common::csr), else the matrix's.
+    #[inline(always)]
+    pub fn base_zb<const ZB: bool>(&self) -> usize {
+        debug_assert!(!ZB || self.base == 0);
+        if ZB { 0 } else { self.base }
+    }
+
+    /// [`Self::row_start`] with [`Self::base_zb`].
+    #[inline(always)]
+    pub fn row_start_zb<const ZB: bool>(&self, i: usize) -> usize {
+        self.row_offsets[i]
+            .to_usize()
+            .wrapping_sub(self.base_zb::<ZB>())
+    }
+
+    /// [`Self::row_range`] with [`Self::base_zb`].
+    #[inline(always)]
+    pub fn row_range_zb<const ZB: bool>(&self, i: usize) -> std::ops::Range<usize> {
+        self.row_start_zb::<ZB>(i)..self.row_start_zb::<ZB>(i + 1)
+    }
+
+    /// [`Self::row_cols`] with [`Self::base_zb`].
+    #[inline(always)]
+    pub fn row_cols_zb<const ZB: bool>(&self, i: usize) -> &'a [I] {
+        &self.col_indices[self.row_range_zb::<ZB>(i)]
+    }
+
+    /// [`Self::col_of`] with [`Self::base_zb`].
+    #[inline(always)]
+    pub fn col_of_zb<const ZB: bool>(&self, raw: I) -> usize {
+        raw.to_usize().wrapping_sub(self.base_zb::<ZB>())
+    }
+
     /// Row `i`'s raw column indices (see [`Self::row_entries`]).
     #[inline(always)]
     pub fn row_cols(&self, i: usize) -> &'a [I] {

@@ -410,6 +410,39 @@ fn count_grouped<V: Scalar, O: Idx, I: Idx>(
     );
 }
 
+/// The count over a plain B. `ZB`: A and B are 0-based, so no base is subtracted on the
+/// chain of dependent loads (A's column, B's row offset, B's column, the mark) that each
+/// entry of A starts after the mispredicted exit of the previous row of B.
+#[inline(never)]
+fn count_plain<const PF: bool, const ZB: bool, V: Scalar, O: Idx, I: Idx>(
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    rows: std::ops::Range<usize>,
+    (nnz, flops): (&mut [usize], &mut [u64]),
+    mark: &mut [u32],
+    mut stamp: u32,
+) -> u32 {
+    let r0 = rows.start;
+    let b_cols = b.col_indices();
+    for i in rows {
+        stamp = next_stamp(stamp, mark);
+        let mut f = 0usize;
+        let mut n = 0usize;
+        let p0 = a.row_start_zb::<ZB>(i);
+        for (t, &j) in a.row_cols_zb::<ZB>(i).iter().enumerate() {
+            if PF {
+                prefetch::ahead(a, b, None, p0 + t);
+            }
+            let j = a.col_of_zb::<ZB>(j);
+            let (s, e) = (b.row_start_zb::<ZB>(j), b.row_start_zb::<ZB>(j + 1));
+            f += e.wrapping_sub(s);
+            n += mark_new(&b_cols[s..e], mark, stamp);
+        }
+        nnz[i - r0] = n;
+        flops[i - r0] = f as u64;
+    }
+    stamp
+}
+
 /// Sums and maxima of one chunk's row counts (see [`count_rows`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ChunkTotals {
@@ -433,34 +466,20 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     mut rec: Option<&mut Recorder<'_>>,
 ) {
     let r0 = rows.start;
-    let b_cols = b.col_indices();
     if let (None, Some(r)) = (cb, rec.as_deref_mut())
         && !r.failed
     {
         return count_recording(ws, (a, b), rows, (nnz, flops), r);
     }
     let Some(cb) = cb else {
-        let mark = &mut ws.mark[..];
-        let mut stamp = ws.stamp;
-        let prefetch = ws.prefetch;
-        for i in rows {
-            stamp = next_stamp(stamp, mark);
-            let mut f = 0usize;
-            let mut n = 0usize;
-            let p0 = a.row_start(i);
-            for (t, &j) in a.row_cols(i).iter().enumerate() {
-                if prefetch {
-                    prefetch::ahead(a, b, None, p0 + t);
-                }
-                let j = a.col_of(j);
-                let (s, e) = (b.row_start(j), b.row_start(j + 1));
-                f += e.wrapping_sub(s);
-                n += mark_new(&b_cols[s..e], mark, stamp);
-            }
-            nnz[i - r0] = n;
-            flops[i - r0] = f as u64;
-        }
-        ws.stamp = stamp;
+        let (m, st) = (&mut ws.mark[..], ws.stamp);
+        let out = (nnz, flops);
+        ws.stamp = match (ws.prefetch, a.base() == 0 && b.base() == 0) {
+            (true, true) => count_plain::<true, true, V, O, I>((a, b), rows, out, m, st),
+            (true, false) => count_plain::<true, false, V, O, I>((a, b), rows, out, m, st),
+            (false, true) => count_plain::<false, true, V, O, I>((a, b), rows, out, m, st),
+            (false, false) => count_plain::<false, false, V, O, I>((a, b), rows, out, m, st),
+        };
         return;
     };
     let cb = cb.view();
