@@ -56,6 +56,13 @@ const SAMPLE_STRIDE: usize = 16;
 /// Rows the pre-check looks at, at least: below this, the full pass runs alone.
 const MIN_SAMPLES: usize = 1024;
 
+/// Rows the pre-check looks at, at most (farther apart than [`SAMPLE_STRIDE`] on larger A):
+/// the share is then known to about 0.01 at the threshold, and each sample, a cache miss
+/// on A's offsets and columns, cost ~40 ns: 30,000 samples were ~1 ms of the 490,000-row
+/// aniso_r22 A0*P0's 19 ms symbolic phase at one thread (docs/DESIGN-NOTES.md,
+/// cpu::row_groups).
+const MAX_SAMPLES: usize = 4096;
+
 /// The entries of a group's rows of A (at most [`LANES`] rows with the same column list),
 /// walked together by the grouped kernels: entry q of every row has the column `col(a, q)`,
 /// and `values(av, q)` holds row `rows.start + l`'s value of it in lane l (unused lanes
@@ -134,12 +141,14 @@ fn sampled_share<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> f64 {
     if n < MIN_SAMPLES {
         return 1.0;
     }
+    let n = n.min(MAX_SAMPLES);
+    let stride = (a.nrows() - 1) / n;
     let hits = (0..n)
         .into_par_iter()
         .with_min_len(256)
         .filter(|&t| {
-            let h = (t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60;
-            same_as_previous(a, 1 + t * SAMPLE_STRIDE + h as usize)
+            let h = ((t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % stride;
+            same_as_previous(a, 1 + t * stride + h)
         })
         .count();
     hits as f64 / n as f64
