@@ -129,13 +129,13 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
     /// 0-based start of row `i` in `col_indices` / `values`.
     #[inline(always)]
     pub fn row_start(&self, i: usize) -> usize {
-        self.row_offsets[i].to_usize().wrapping_sub(self.base)
+        self.row_start_zb::<false>(i)
     }
 
     /// 0-based positions of row `i`'s entries.
     #[inline(always)]
     pub fn row_range(&self, i: usize) -> std::ops::Range<usize> {
-        self.row_start(i)..self.row_start(i + 1)
+        self.row_range_zb::<false>(i)
     }
 
     /// Row `i`'s raw column indices (base not subtracted) and, from `vals` (this matrix's
@@ -188,7 +188,7 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
     /// Row `i`'s raw column indices (see [`Self::row_entries`]).
     #[inline(always)]
     pub fn row_cols(&self, i: usize) -> &'a [I] {
-        &self.col_indices[self.row_range(i)]
+        self.row_cols_zb::<false>(i)
     }
 
     #[inline(always)]
@@ -207,7 +207,7 @@ impl<'a, O: Idx, I: Idx, V: Scalar> CsrRef<'a, O, I, V> {
     /// [`Self::row_entries`]); wraps like [`Self::col`].
     #[inline(always)]
     pub fn col_of(&self, raw: I) -> usize {
-        raw.to_usize().wrapping_sub(self.base)
+        self.col_of_zb::<false>(raw)
     }
 
     /// The structure alone (no values), as the one value type every value type's symbolic

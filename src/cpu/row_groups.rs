@@ -133,7 +133,8 @@ fn same_as_previous<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>, i: usize
 }
 
 /// Share of A's rows equal to the row before, estimated from one row per
-/// [`SAMPLE_STRIDE`] (1.0 when A has too few rows for the estimate: the full pass decides).
+/// [`SAMPLE_STRIDE`], at most [`MAX_SAMPLES`] rows evenly spread (1.0 when A has too few
+/// rows for the estimate: the full pass decides).
 /// The row of each stretch is placed by a hash of the stretch, so a periodic pattern of
 /// groups cannot hide from evenly spaced samples.
 fn sampled_share<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> f64 {

@@ -1223,7 +1223,7 @@ fn slot_maps_replace_the_record() {
                 let d = plan.cpu_details().unwrap();
                 let chunks = d.chunks.len() - 1;
                 assert!(chunks >= 2 && d.compressed, "{what}");
-                assert!(!d.prefetch, "{what}: B must fit the L2 cache for maps");
+                assert!(!d.prefetch, "{what}: a prefetching plan keeps no maps");
                 assert_eq!(d.record_bytes > 0, limit == 0, "{what}");
                 let mut idx = IndexVec::zeroed(it, plan.nnz()).unwrap();
                 let mut val = ValueVec::zeroed(ValueType::Float64, plan.nnz()).unwrap();
