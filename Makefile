@@ -32,7 +32,7 @@ LINK_SO := -L$(LIBDIR) -lspgemm -Wl,-rpath,$(abspath $(LIBDIR))
 # dist-check-run: see dist-check
 .PHONY: dist-check-run petsc-driver
 .PHONY: all lib demo check lint layers rust-test cuda-check c-test abi-coverage header-check symbols \
-        clean install fortran-module fortran-check examples-check deps-demo deps-check dist-check \
+        fma-calls clean install fortran-module fortran-check examples-check deps-demo deps-check dist-check \
         mkl-lib mkl-check
 
 all: lib mkl-lib
@@ -134,7 +134,7 @@ $(BUILD)/ffi/%_f90: ffi-tests/%.f90 include/spgemm.f90 $(LIBDIR)/libspgemm.so
 	@mkdir -p $(@D)/mod-$*
 	$(FC) -g -std=f2008 -Wall -Wextra -Werror -J$(@D)/mod-$* include/spgemm.f90 $< -o $@ $(LINK_SO)
 
-c-test: lib header-check symbols abi-coverage
+c-test: lib header-check symbols abi-coverage fma-calls
 	@$(MAKE) --no-print-directory $(FFI_C) $(FFI_CXX) $(FFI_F90)
 	@set -e; for t in $(FFI_C) $(FFI_CXX); do echo "== $$t (ASan+UBSan)"; $(SAN_ENV) $$t; done
 	@set -e; for t in $(FFI_F90); do echo "== $$t"; $$t; done
@@ -158,6 +158,11 @@ symbols: lib
 	if [ -n "$$bad" ]; then echo "unexpected exported symbols:"; echo "$$bad"; exit 1; fi; \
 	echo "exported: $$(nm -D --defined-only $(LIBDIR)/libspgemm.so | wc -l) symbols, all spgemm_*/spmm*"
 	@readelf -d $(LIBDIR)/libspgemm.so | grep -q 'SONAME.*libspgemm.so.0' && echo "soname: libspgemm.so.0"
+
+# Every fused multiply-add of the built library is an instruction: no function calls libm's
+# fma/fmaf (code compiled without the FMA feature does, once per entry; scripts/check_fma_calls.py).
+fma-calls: lib
+	$(PY) scripts/check_fma_calls.py $(LIBDIR)/libspgemm.so
 
 clean:
 	$(CARGO) clean

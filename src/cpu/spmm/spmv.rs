@@ -331,9 +331,15 @@ struct Check {
 
 /// The loop of `raw_rows` (pointers shifted by the base; `y` addresses row 0 of Y).
 /// `BETA0`: beta = 0, Y not read. `CHECK`: offsets and columns are checked against `chk`
-/// before use; a failure ends in `bad_row`.
+/// before use; a failure ends in `bad_row`. Compiled with FMA itself: its row closure,
+/// when LLVM keeps it out of line, otherwise had the base ISA and called libm's `fma`
+/// for every entry (5x slower SpMV on AMD Zen 5, where no gather kernel replaces it).
+///
+/// # Safety
+/// As for `raw_rows`, on a machine with AVX2 and FMA (x86-64).
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
+#[inline]
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
 unsafe fn raw_kernel<
     V: SpmmScalar,
     R: SparseRows<V>,
