@@ -166,17 +166,6 @@ fn copy_cols<V: Copy>(
     }
 }
 
-/// A row-major row of X (the first `dst.len()` values of `src`) into `dst`: one value (an
-/// SpMV) is an assignment, not a `memcpy` call.
-#[inline(always)]
-fn copy_row<V: Copy>(dst: &mut [V], src: &[V]) {
-    if let [d] = dst {
-        *d = src[0];
-    } else {
-        dst.copy_from_slice(&src[..dst.len()]);
-    }
-}
-
 /// The exchange's payload into the execute's statistics.
 fn count_bytes<V>(vals: &Counts, stats: &mut ExecStats) {
     let w = std::mem::size_of::<V>() as u64;
@@ -219,7 +208,7 @@ impl<V: DistScalar> Plan<V> {
         match layout {
             Layout::RowMajor => {
                 for (i, &row) in send_rows.iter().enumerate() {
-                    copy_row(&mut x_send[i * k..(i + 1) * k], &c.x[row * c.ldx..]);
+                    x_send[i * k..(i + 1) * k].copy_from_slice(&c.x[row * c.ldx..row * c.ldx + k]);
                 }
             }
             Layout::ColMajor => {
@@ -250,10 +239,8 @@ impl<V: DistScalar> Plan<V> {
             let copy_near = |near_x: &mut [V], at: usize| match layout {
                 Layout::RowMajor => {
                     for (i, &row) in near.iter().enumerate() {
-                        copy_row(
-                            &mut near_x[(at + i) * k..(at + i + 1) * k],
-                            &c.x[row * c.ldx..],
-                        );
+                        near_x[(at + i) * k..(at + i + 1) * k]
+                            .copy_from_slice(&c.x[row * c.ldx..row * c.ldx + k]);
                     }
                 }
                 Layout::ColMajor => copy_cols(near_x, ld, at, near, c.x, c.ldx, k),
