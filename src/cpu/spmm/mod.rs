@@ -1100,6 +1100,20 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
     {
         return;
     }
+    // A checked in full: an SpMV needs no blocks (they exist for the check of each block
+    // while it is in L1), so its rows run in one kernel call.
+    if d.k == 1 && d.a_checked {
+        // SAFETY: every row of A was validated in this call; rows [lo, hi) are this
+        // chunk's; `g8` only on the AVX-512 path.
+        unsafe {
+            if g8 {
+                spmv::rows::<V, R, FMA, true>(a, lo, hi, d);
+            } else {
+                spmv::rows::<V, R, FMA, false>(a, lo, hi, d);
+            }
+        }
+        return;
+    }
     let mut b0 = lo;
     while b0 < hi {
         let b1 = block_end(a, b0, hi, max);
