@@ -218,6 +218,32 @@ fn gen_band(m: usize, n: usize, seed: u64) -> Global {
     gen_band_far(m, n, 2, Some((1999, 700)), seed)
 }
 
+/// [`gen_band`] by nodes of three rows (an elasticity matrix's degrees of freedom): the
+/// rows of a node share one column list (the band around the node's first row, and the far
+/// entry where that row has one), each with its own values.
+fn gen_band_nodes(m: usize, n: usize, seed: u64) -> Global {
+    let band = gen_band(m, n, seed);
+    let mut r = Rng(seed ^ 0x3);
+    let mut offs = vec![0usize];
+    let mut cols = Vec::new();
+    let mut vals = Vec::new();
+    for i in 0..m {
+        let f = i - i % 3;
+        for &c in &band.cols[band.offs[f]..band.offs[f + 1]] {
+            cols.push(c);
+            vals.push(r.val());
+        }
+        offs.push(cols.len());
+    }
+    Global {
+        m,
+        n,
+        offs,
+        cols,
+        vals,
+    }
+}
+
 fn gen_dense(rows: usize, k: usize, seed: u64) -> Vec<f64> {
     let mut r = Rng(seed);
     (0..rows * k).map(|_| r.val()).collect()
@@ -370,6 +396,9 @@ struct Case {
     power: bool,
     /// `gen_band` with thousands of rows per rank instead of `gen_matrix`.
     band: bool,
+    /// With `band`: rows in nodes of three with one column list (`gen_band_nodes`), which
+    /// the SpMV plans multiply by row groups.
+    nodes: bool,
     types: usize,
     f32: bool,
     ab: usize,
@@ -414,7 +443,9 @@ fn run_case<V: Val, O: Idx + Erase, I: Idx + Erase>(
     let me = comm.rank();
     let m = if c.band { 2600 * p } else { 60 + 7 * p } + (c.seed % 13) as usize;
     let n = if c.rect { m / 2 + 5 } else { m };
-    let a = if c.band {
+    let a = if c.band && c.nodes {
+        gen_band_nodes(m, n, c.seed)
+    } else if c.band {
         gen_band(m, n, c.seed)
     } else {
         gen_matrix(m, n, c.power, c.seed)
@@ -1059,6 +1090,7 @@ fn main() {
                             dist: (seed % 3) as usize,
                             power: seed % 4 == 1,
                             band: false,
+                            nodes: false,
                             types: (seed % 3) as usize,
                             f32: seed % 5 == 2,
                             ab: (seed % 4) as usize,
@@ -1085,6 +1117,31 @@ fn main() {
                         dist,
                         power: false,
                         band: true,
+                        nodes: false,
+                        types: (seed % 3) as usize,
+                        f32: seed % 5 == 2,
+                        ab: (seed % 4) as usize,
+                        seed,
+                    });
+                }
+            }
+        }
+        // SpMV by row groups: rows in nodes of three, cut by the ranks' ranges and by the
+        // inner run at any row, through 1D-halo and sA-1.5D.
+        for alg in [Algorithm::Halo1D, Algorithm::SA15D] {
+            for layout in [Layout::RowMajor, Layout::ColMajor] {
+                for (rect, dist) in [(false, 0), (true, 1), (false, 2)] {
+                    seed += 1;
+                    cases.push(Case {
+                        alg,
+                        grid: (alg == Algorithm::SA15D).then_some(Grid { pr: p, pc: 1 }),
+                        k: 1,
+                        layout,
+                        rect,
+                        dist,
+                        power: false,
+                        band: true,
+                        nodes: true,
                         types: (seed % 3) as usize,
                         f32: seed % 5 == 2,
                         ab: (seed % 4) as usize,
@@ -1106,6 +1163,7 @@ fn main() {
             dist: 2,
             power: true,
             band: false,
+            nodes: false,
             types: 1,
             f32,
             ab: 1,

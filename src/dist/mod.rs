@@ -53,7 +53,7 @@ pub use project::{GlobalPattern, project_spmm};
 #[cfg(feature = "mpi")]
 pub use comm::DistComm;
 #[cfg(feature = "mpi")]
-pub use node::{DistIdx, DistScalar, NodeSpgemm, NodeSpmm, Tile};
+pub use node::{DistIdx, DistScalar, NodePrep, NodeSpgemm, NodeSpmm, Tile};
 #[cfg(not(feature = "mpi"))]
 pub use off::{DistComm, unavailable};
 #[cfg(feature = "mpi")]

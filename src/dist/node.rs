@@ -29,6 +29,9 @@ pub type TileIndex = i32;
 /// columns as many as the rows of the X block it reads.
 pub type Tile<'a, V> = CsrRef<'a, TileOffset, TileIndex, V>;
 
+/// A node's analysis of a tile ([`NodeSpmm::spmm_prepare`]), kept by the plan.
+pub type NodePrep = Box<dyn std::any::Any + Send + Sync>;
+
 /// Value types the backend moves through MPI (f32, f64).
 pub trait DistScalar: Scalar + Equivalence + Word {
     /// The slice as the type-erased form the typed layer takes.
@@ -135,6 +138,34 @@ pub trait NodeSpmm: Sync {
         y: &mut [V],
         ldy: usize,
     ) -> Result<()>;
+
+    /// What the node learns once from the structure of a tile that a plan keeps for its
+    /// life (the CPU's row groups of an SpMV: `k` is the plan's), or `None`. Opaque to
+    /// the backend, which hands it back with every product of that tile or of a range of
+    /// its rows ([`NodeSpmm::spmm_prepared`]).
+    fn spmm_prepare<V: DistScalar>(&self, _a: Tile<'_, V>, _k: usize) -> Result<Option<NodePrep>> {
+        Ok(None)
+    }
+
+    /// [`NodeSpmm::spmm`] of rows `first..first + a.nrows()` of the tile `prep` was made
+    /// from (same structure; the columns of a range may be numbered anew, as long as rows
+    /// with one column list in the tile still have one in `a`).
+    #[allow(clippy::too_many_arguments)]
+    fn spmm_prepared<V: DistScalar>(
+        &self,
+        _prep: (&NodePrep, usize),
+        a: Tile<'_, V>,
+        layout: Layout,
+        k: usize,
+        x: &[V],
+        ldx: usize,
+        alpha: V,
+        beta: V,
+        y: &mut [V],
+        ldy: usize,
+    ) -> Result<()> {
+        self.spmm(a, layout, k, x, ldx, alpha, beta, y, ldy)
+    }
 
     /// The node's rate if the implementation knows it (e.g. from an earlier calibration);
     /// `None` makes the backend measure it once per communicator and value type.

@@ -18,7 +18,7 @@ use super::layout::{ColMap, Grid, Ranges};
 use super::model::{
     self, Algorithm, HaloFacts, Shape, TileNnz, best_within, col_block, widths_fit,
 };
-use super::node::{DistScalar, Layout, NodeSpmm};
+use super::node::{DistScalar, Layout, NodePrep, NodeSpmm};
 pub use super::options::{Estimate, ExecStats, PlanOptions};
 use super::raw::{self, OwnedComm, Window};
 use super::tiles::{self, ATiles};
@@ -130,6 +130,9 @@ pub struct Plan<V: DistScalar> {
         usize,
     ),
     last: ExecStats,
+    /// The node's analysis of the rank's tile (`tiles.meta[0]`) where the algorithm
+    /// multiplies it whole or by ranges of its rows (sA-1.5D, 1D-halo).
+    prep: Option<NodePrep>,
 }
 
 const REC: usize = 16;
@@ -436,6 +439,14 @@ impl<V: DistScalar> Plan<V> {
         };
         let digest = node.local(|| local.structure_digest());
         let sig = (O::KIND, I::KIND, a.base, a.local_rows);
+        let prep = match cand.algorithm {
+            Algorithm::SA15D | Algorithm::Halo1D if !tiles.meta.is_empty() => {
+                let t = tiles::view::<V>(&tiles.words, &tiles.meta[0]);
+                // An analysis that fails only costs its speed-up: the product runs without.
+                t.and_then(|t| node.spmm_prepare(t, opts.k)).ok().flatten()
+            }
+            _ => None,
+        };
         let tile_store = Store::Plain(std::mem::take(&mut tiles.words));
         let mut plan = Plan {
             world,
@@ -457,6 +468,7 @@ impl<V: DistScalar> Plan<V> {
             sig,
             st,
             last: ExecStats::default(),
+            prep,
         };
         let exposed = plan.expose();
         agree(plan.world.comm(), exposed)?;

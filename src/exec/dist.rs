@@ -319,9 +319,10 @@ pub(super) mod on {
     use super::*;
     use crate::common::csr::{CsrRef, IndexSlice, OffsetSlice};
     use crate::common::options::{Backend, Layout, Op};
+    use crate::cpu::row_groups::RowGroups;
     use crate::cpu::spmm::entry::{self, Operands, PackValue};
     use crate::cuda;
-    use crate::dist::{self, DistScalar, NodeSpmm, Plan, Tile};
+    use crate::dist::{self, DistScalar, NodePrep, NodeSpmm, Plan, Tile};
     use crate::error::{Status, err};
     use crate::exec::AUTO_MIN_INPUT_NNZ;
     use crate::types::{Idx, Scalar};
@@ -340,6 +341,7 @@ pub(super) mod on {
         #[allow(clippy::too_many_arguments)]
         fn run<V: PackValue>(
             &self,
+            groups: Option<(&RowGroups, usize)>,
             a: CsrRef<'_, i64, i32, V>,
             layout: Layout,
             k: usize,
@@ -374,7 +376,8 @@ pub(super) mod on {
             };
             let ctx = self.e.cpu_ctx(self.o);
             // The backend validated the tile: the kernels skip their per-block checks.
-            entry::spmm(&ctx, Op::NonTranspose, (alpha, beta), &a, None, true, d)
+            let ab = (alpha, beta);
+            entry::spmm_grouped(&ctx, Op::NonTranspose, ab, &a, None, true, groups, d)
         }
     }
 
@@ -394,9 +397,12 @@ pub(super) mod on {
         )
     }
 
-    impl NodeSpmm for Node<'_> {
-        fn spmm<V: DistScalar>(
+    impl Node<'_> {
+        /// `NodeSpmm::spmm` with the tile's row groups.
+        #[allow(clippy::too_many_arguments)]
+        fn typed<V: DistScalar>(
             &self,
+            groups: Option<(&RowGroups, usize)>,
             a: Tile<'_, V>,
             layout: Layout,
             k: usize,
@@ -411,14 +417,61 @@ pub(super) mod on {
             match (av, V::erase(x), V::erase_mut(y)) {
                 (ValueSlice::F32(av), ValueSlice::F32(x), ValueSliceMut::F32(y)) => {
                     let ab = (f32::from_f64(alpha.to_f64()), f32::from_f64(beta.to_f64()));
-                    self.run(retyped(&a, av)?, layout, k, x, ldx, ab, y, ldy)
+                    self.run(groups, retyped(&a, av)?, layout, k, x, ldx, ab, y, ldy)
                 }
                 (ValueSlice::F64(av), ValueSlice::F64(x), ValueSliceMut::F64(y)) => {
                     let ab = (alpha.to_f64(), beta.to_f64());
-                    self.run(retyped(&a, av)?, layout, k, x, ldx, ab, y, ldy)
+                    self.run(groups, retyped(&a, av)?, layout, k, x, ldx, ab, y, ldy)
                 }
                 _ => err(Status::Internal, "tile, X and Y of one value type expected"),
             }
+        }
+    }
+
+    impl NodeSpmm for Node<'_> {
+        fn spmm<V: DistScalar>(
+            &self,
+            a: Tile<'_, V>,
+            layout: Layout,
+            k: usize,
+            x: &[V],
+            ldx: usize,
+            alpha: V,
+            beta: V,
+            y: &mut [V],
+            ldy: usize,
+        ) -> Result<()> {
+            self.typed(None, a, layout, k, x, ldx, alpha, beta, y, ldy)
+        }
+
+        /// SpMV plans keep the tile's row groups (PETSc's inodes) where it has them.
+        fn spmm_prepare<V: DistScalar>(
+            &self,
+            a: Tile<'_, V>,
+            k: usize,
+        ) -> Result<Option<NodePrep>> {
+            if k != 1 {
+                return Ok(None);
+            }
+            let g = self.local(|| RowGroups::detect(&a))?;
+            Ok(g.map(|g| Box::new(g) as NodePrep))
+        }
+
+        fn spmm_prepared<V: DistScalar>(
+            &self,
+            (prep, first): (&NodePrep, usize),
+            a: Tile<'_, V>,
+            layout: Layout,
+            k: usize,
+            x: &[V],
+            ldx: usize,
+            alpha: V,
+            beta: V,
+            y: &mut [V],
+            ldy: usize,
+        ) -> Result<()> {
+            let groups = prep.downcast_ref::<RowGroups>().map(|g| (g, first));
+            self.typed(groups, a, layout, k, x, ldx, alpha, beta, y, ldy)
         }
 
         fn local<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {

@@ -119,6 +119,7 @@ fn run<O: Idx, I: Idx, V: SpmmScalar>(
         pack: None,
         pack_vecs: 0,
         pack_window: 0,
+        groups: None,
     };
     let (streamed, gathered) = pool.install(|| {
         let before = kern::path_counts();
@@ -448,4 +449,154 @@ fn spmv_gather_order_where_chosen() {
             );
         }
     }
+}
+
+/// 0-based rows in runs of 1..=6 rows with one column list (0..=13 columns, repeats and any
+/// order), each row with its own values: the row groups of FEM matrices.
+fn grouped_matrix(rng: &mut Rng, nrows: usize, ncols: usize) -> Vec<Vec<(usize, f64)>> {
+    let mut rows = Vec::new();
+    while rows.len() < nrows {
+        let cols: Vec<usize> = (0..rng.below(14)).map(|_| rng.below(ncols)).collect();
+        for _ in 0..1 + rng.below(6) {
+            rows.push(cols.iter().map(|&c| (c, rng.val())).collect());
+        }
+    }
+    rows.truncate(nrows);
+    rows
+}
+
+/// Y of an SpMV of rows `r0..r1` of `rows` (arrays of their own, as a distributed tile's
+/// runs), A checked, with `groups` of the whole matrix (`first` = r0) or without; and the
+/// chunks the calling thread summed by groups.
+#[allow(clippy::too_many_arguments)]
+fn run_range<O: Idx, I: Idx, V: SpmmScalar>(
+    c: &Case,
+    (r0, r1): (usize, usize),
+    groups: Option<&spgemm::cpu::row_groups::RowGroups>,
+    isa: Isa,
+    threads: usize,
+    x: &[f64],
+    y: &[f64],
+) -> (Vec<u64>, usize) {
+    let rows = &c.rows[r0..r1];
+    let mut offs = vec![O::try_from_usize(c.base).unwrap()];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for r in rows {
+        for &(j, v) in r {
+            cols.push(I::try_from_usize(j + c.base).unwrap());
+            vals.push(V::from_f64(v));
+        }
+        offs.push(O::try_from_usize(cols.len() + c.base).unwrap());
+    }
+    let csr = CsrRef::new(rows.len(), c.ncols, c.base, &offs, &cols, Some(&vals)).unwrap();
+    let a = CsrRows { csr, vals: &vals };
+    let (ldx, ldy) = match c.layout {
+        Layout::RowMajor => (1 + c.pad, 1 + c.pad),
+        Layout::ColMajor => (c.ncols + c.pad, rows.len() + c.pad),
+    };
+    let stride = if c.layout == Layout::RowMajor { ldy } else { 1 };
+    let xv: Vec<V> = x.iter().map(|&v| V::from_f64(v)).collect();
+    let mut yv: Vec<V> = y[..(rows.len().max(1) - 1) * stride + 1]
+        .iter()
+        .map(|&v| V::from_f64(v))
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let p = Problem {
+        k: 1,
+        layout: c.layout,
+        alpha: V::from_f64(c.alpha),
+        beta: V::from_f64(c.beta),
+        x: &xv,
+        ldx,
+        x_rows: c.ncols,
+        y: &mut yv,
+        ldy,
+        a_checked: true,
+        pack: None,
+        pack_vecs: 0,
+        pack_window: 0,
+        groups: groups.map(|g| (g, r0)),
+    };
+    let grouped = pool.install(|| {
+        let before = kern::path_counts().spmv_grouped;
+        kern::run(isa, &a, p, None, threads, None);
+        kern::path_counts().spmv_grouped - before
+    });
+    let bits = yv.iter().map(|&v| v.to_f64().to_bits()).collect();
+    (bits, grouped)
+}
+
+/// The SpMV by row groups (`spmv::grouped_rows`, PETSc's inodes; the distributed plans'
+/// tiles) gives the ungrouped kernel's bits: groups of 1 to 4 rows, longer runs split,
+/// groups cut by the chunks of 1-3 threads and by the ends of a range of rows (`first`),
+/// rows of every tail length, beta = 0 over NaN and beta != 0, both layouts, and it is
+/// taken wherever the FMA kernels read A's arrays with unit strides and no gathers.
+fn grouped_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, base: usize) {
+    let mut rng = Rng(seed);
+    let ncols = 29;
+    let m = grouped_matrix(&mut rng, 600, ncols);
+    let mut offs = vec![0i64];
+    let mut cols = Vec::new();
+    for r in &m {
+        cols.extend(r.iter().map(|&(j, _)| j as i32));
+        offs.push(cols.len() as i64);
+    }
+    let whole = CsrRef::<i64, i32, f64>::new(m.len(), ncols, 0, &offs, &cols, None).unwrap();
+    let groups = spgemm::cpu::row_groups::RowGroups::detect(&whole)
+        .unwrap()
+        .expect("the grouped matrix has row groups");
+    assert!(groups.len() < m.len() * 2 / 3, "{}", groups.describe());
+    let gather = spgemm::platform::isa::fast_gather();
+    for layout in [Layout::ColMajor, Layout::RowMajor] {
+        for (pad, alpha, beta) in [(0, 1.0, 0.0), (0, -0.75, 0.5), (2, 1.25, 0.0)] {
+            let c = Case {
+                rows: &m,
+                ncols,
+                base,
+                layout,
+                pad,
+                alpha,
+                beta,
+            };
+            let (x, _) = vector(&mut rng, ncols, &c, 0.0);
+            let fill = if beta == 0.0 { f64::NAN } else { 0.0 };
+            let (y, _) = vector(&mut rng, m.len(), &c, fill);
+            for range in [(0, m.len()), (5, m.len() - 3), (7, 7 + m.len() / 2), (4, 4)] {
+                for isa in [Isa::Base, Isa::Avx2, Isa::Avx512] {
+                    if !isa.available() {
+                        continue;
+                    }
+                    for threads in [1, 2, 3] {
+                        let (want, _) = run_range::<O, I, V>(&c, range, None, isa, threads, &x, &y);
+                        let (got, n) =
+                            run_range::<O, I, V>(&c, range, Some(&groups), isa, threads, &x, &y);
+                        let at = format!(
+                            "{layout:?} pad {pad} beta {beta} rows {range:?} {isa:?} threads {threads}"
+                        );
+                        assert_eq!(got, want, "{at}");
+                        let unit = pad == 0 || layout == Layout::ColMajor;
+                        let taken = isa != Isa::Base
+                            && unit
+                            && !(gather && isa == Isa::Avx512)
+                            && range.1 > range.0;
+                        // With several threads the calling thread may take no chunk.
+                        if threads == 1 {
+                            assert_eq!(n > 0, taken, "{at}: {n} grouped chunks");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn spmv_row_groups_give_the_ungrouped_bits() {
+    grouped_same_bits::<i32, i32, f64>(31, 0);
+    grouped_same_bits::<i64, i64, f32>(32, 1);
+    grouped_same_bits::<u64, i32, f64>(33, 1);
+    grouped_same_bits::<i32, i64, f32>(34, 0);
 }

@@ -9,6 +9,7 @@ use crate::common::memory::{Footprint, bytes_of};
 use crate::common::options::{Layout, Op};
 use crate::common::transpose::Transpose;
 use crate::cpu::Ctx;
+use crate::cpu::row_groups::RowGroups;
 use crate::error::{Error, Result, Status};
 use crate::platform::alloc::try_filled;
 use crate::platform::workers::call_overhead_bytes;
@@ -124,10 +125,26 @@ pub struct Operands<'x, V> {
 pub fn spmm<O: Idx, I: Idx, V: PackValue>(
     ctx: &Ctx<'_>,
     op: Op,
+    ab: (V, V),
+    a: &CsrRef<'_, O, I, V>,
+    analysis: Option<&Analysis>,
+    a_checked: bool,
+    d: Operands<'_, V>,
+) -> Result<()> {
+    spmm_grouped(ctx, op, ab, a, analysis, a_checked, None, d)
+}
+
+/// [`spmm`] with A's row groups for an SpMV (`kern::Problem::groups`: found on A's
+/// structure, which has not changed since; A is rows `first..` of the grouped matrix).
+#[allow(clippy::too_many_arguments)]
+pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
+    ctx: &Ctx<'_>,
+    op: Op,
     (alpha, beta): (V, V),
     a: &CsrRef<'_, O, I, V>,
     analysis: Option<&Analysis>,
     a_checked: bool,
+    groups: Option<(&RowGroups, usize)>,
     d: Operands<'_, V>,
 ) -> Result<()> {
     let isa = Isa::detect();
@@ -159,6 +176,7 @@ pub fn spmm<O: Idx, I: Idx, V: PackValue>(
             pack: None,
             pack_vecs: 0,
             pack_window: 0,
+            groups: None,
         };
         on_pool::<V, _>(ctx, &NoRows(y_rows), k, |t, pool| {
             kern::run(isa, &NoRows(y_rows), p, None, t, pool)
@@ -188,6 +206,7 @@ pub fn spmm<O: Idx, I: Idx, V: PackValue>(
         pack: None,
         pack_vecs: 0,
         pack_window: 0,
+        groups: groups.filter(|_| op == Op::NonTranspose),
     };
     match op {
         Op::NonTranspose => {

@@ -33,6 +33,7 @@ pub mod spmv;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::cpu::row_groups::RowGroups;
 use crate::types::Scalar;
 use rows::SparseRows;
 
@@ -121,6 +122,8 @@ pub(crate) struct Dense<'a, V> {
     /// Full, 64-byte aligned vectors of Y may be written with non-temporal stores (AVX-512
     /// kernels): beta = 0 and Y larger than `STREAM_Y_BYTES`.
     pub stream: bool,
+    /// `Problem::groups`.
+    pub groups: Option<(&'a RowGroups, usize)>,
 }
 
 /// Buffers for the packed panel of X, one per value type (see `run`).
@@ -168,6 +171,11 @@ pub struct Problem<'a, V> {
     /// Rows of the ring each part packs X's window into (`window_plan`), or 0 when X is
     /// packed whole (`pack_vecs`). `pack` then holds `window_len` entries.
     pub pack_window: usize,
+    /// Row groups of A for an SpMV of a checked A (`a_checked`) whose structure cannot have
+    /// changed since they were found, and the row of the grouped matrix that A's row 0 is
+    /// (A may be a range of its rows): each group's column list is read once for all its
+    /// rows (`spmv::grouped_rows`). Ignored otherwise.
+    pub groups: Option<(&'a RowGroups, usize)>,
 }
 
 pub use crate::common::check::dense_len;
@@ -266,6 +274,8 @@ pub struct PathCounts {
     pub spmv_stream: usize,
     /// SpMV blocks summed in the gather kernel's order (`fast_gather`).
     pub spmv_gather: usize,
+    /// SpMV chunks summed by row groups (`spmv::grouped_rows`).
+    pub spmv_grouped: usize,
     /// Column panels computed from packed X (`run_packed`).
     pub packed_panels: usize,
     /// Products through the window rings (`run_window`).
@@ -281,6 +291,7 @@ thread_local! {
         std::cell::Cell::new(PathCounts {
             spmv_stream: 0,
             spmv_gather: 0,
+            spmv_grouped: 0,
             packed_panels: 0,
             window_calls: 0,
             ring_blocks: 0,
@@ -452,6 +463,7 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         },
         ldy: p.ldy,
         a_checked: p.a_checked,
+        groups: p.groups.filter(|_| p.a_checked && p.k == 1),
         stream: isa == Isa::Avx512
             && p.beta == V::ZERO
             && m.saturating_mul(p.k)
@@ -1104,8 +1116,15 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
     // while it is in L1), so its rows run in one kernel call.
     if d.k == 1 && d.a_checked {
         // SAFETY: every row of A was validated in this call; rows [lo, hi) are this
-        // chunk's; `g8` only on the AVX-512 path.
+        // chunk's; `g8` only on the AVX-512 path; the groups were found on A's structure
+        // (`Problem::groups`).
         unsafe {
+            // Gathers sum in their own order, which the grouped kernel does not keep.
+            if let Some((g, first)) = d.groups.filter(|_| FMA && !g8)
+                && spmv::grouped_rows::<V, R>(a, g, first, lo, hi, d)
+            {
+                return;
+            }
             if g8 {
                 spmv::rows::<V, R, FMA, true>(a, lo, hi, d);
             } else {

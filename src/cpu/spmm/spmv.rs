@@ -25,8 +25,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::rows::{RawIdx, SparseRows, bad_row};
+use super::rows::{RawIdx, RawRows, SparseRows, bad_row};
 use super::{Dense, Layout, SpmmScalar, madd, store};
+use crate::cpu::row_groups::RowGroups;
 
 /// Rows `[lo, hi)` of y.
 ///
@@ -204,11 +205,7 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool, const G8:
     hi: usize,
     d: &Dense<V>,
 ) -> bool {
-    let unit = match d.layout {
-        Layout::RowMajor => d.ldx == 1 && d.ldy == 1,
-        Layout::ColMajor => true,
-    };
-    let Some(raw) = a.raw().filter(|_| unit) else {
+    let Some(raw) = unit_raw(a, d) else {
         return false;
     };
     let limit = if CHECK {
@@ -286,6 +283,177 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool, const G8:
         }
     }
     true
+}
+
+/// A's arrays as stored, where X and Y have unit strides (the raw kernels' condition).
+#[inline(always)]
+fn unit_raw<'a, V: SpmmScalar, R: SparseRows<V>>(a: &'a R, d: &Dense<V>) -> Option<RawRows<'a, V>> {
+    let unit = match d.layout {
+        Layout::RowMajor => d.ldx == 1 && d.ldy == 1,
+        Layout::ColMajor => true,
+    };
+    a.raw().filter(|_| unit)
+}
+
+/// Rows `[lo, hi)` of y with A's row groups (PETSc's inodes): each group's column indices
+/// and its entries of X are read once for all its rows (a 3-row node of an elasticity
+/// matrix reads a third of the indices). Every row is summed in `raw_kernel`'s four chains
+/// in its order, so the result is bitwise `raw_kernel`'s. Returns false, having done
+/// nothing, where A's arrays are not available as stored or X and Y are strided.
+///
+/// # Safety
+/// As for `rows` (rows `[lo, hi)` checked), on a path compiled with FMA; `groups` were
+/// found on A's current structure, A's row 0 being row `first` of the grouped matrix.
+#[inline(always)]
+pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    groups: &RowGroups,
+    first: usize,
+    lo: usize,
+    hi: usize,
+    d: &Dense<V>,
+) -> bool {
+    let Some(raw) = unit_raw(a, d) else {
+        return false;
+    };
+    if groups.nrows() < first + hi {
+        return false;
+    }
+    super::count_path(|n| n.spmv_grouped += 1);
+    let b = raw.base;
+    let vals = raw.vals.as_ptr().wrapping_sub(b);
+    let x = d.x.as_ptr().wrapping_sub(b);
+    // SAFETY: forwarded contract; Y's rows [lo, hi) are ours.
+    unsafe {
+        let y = d.y.at(lo).sub(lo);
+        let g = Groups {
+            groups,
+            first,
+            lo,
+            hi,
+        };
+        macro_rules! go {
+            ($o:expr, $c:expr) => {{
+                let (o, c) = ($o.as_ptr(), $c.as_ptr().wrapping_sub(b));
+                if d.beta == V::ZERO {
+                    grouped_kernel::<V, _, _, true>(&g, o, c, vals, x, y, d.alpha, d.beta)
+                } else {
+                    grouped_kernel::<V, _, _, false>(&g, o, c, vals, x, y, d.alpha, d.beta)
+                }
+            }};
+        }
+        match (raw.offs, raw.cols) {
+            (RawIdx::I32(o), RawIdx::I32(c)) => go!(o, c),
+            (RawIdx::I32(o), RawIdx::I64(c)) => go!(o, c),
+            (RawIdx::I64(o), RawIdx::I32(c)) => go!(o, c),
+            (RawIdx::I64(o), RawIdx::I64(c)) => go!(o, c),
+        }
+    }
+    true
+}
+
+/// The groups of rows `[lo, hi)` of A, A's row 0 being row `first` of the grouped matrix.
+struct Groups<'a> {
+    groups: &'a RowGroups,
+    first: usize,
+    lo: usize,
+    hi: usize,
+}
+
+/// The loop of `grouped_rows` (pointers shifted by the base as in `raw_kernel`; `y`
+/// addresses row 0 of Y). Groups of 1 to 4 rows, one instantiation per size.
+///
+/// # Safety
+/// As for `grouped_rows`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
+unsafe fn grouped_kernel<V: SpmmScalar, O: Ix, C: Ix, const BETA0: bool>(
+    g: &Groups<'_>,
+    offs: *const O,
+    cols: *const C,
+    vals: *const V,
+    x: *const V,
+    y: *mut V,
+    alpha: V,
+    beta: V,
+) {
+    let f = g.first;
+    for r in g.groups.within(f + g.lo..f + g.hi) {
+        let r0 = r.start - f;
+        // SAFETY: rows [r0, r0 + len) lie in [lo, hi) (`within` clips to it) and share
+        // their column list (the contract).
+        unsafe {
+            match r.len() {
+                1 => group::<V, O, C, 1, BETA0>(r0, offs, cols, vals, x, y, alpha, beta),
+                2 => group::<V, O, C, 2, BETA0>(r0, offs, cols, vals, x, y, alpha, beta),
+                3 => group::<V, O, C, 3, BETA0>(r0, offs, cols, vals, x, y, alpha, beta),
+                _ => {
+                    // Groups hold at most `LANES` = 4 rows.
+                    for q in (r0..r0 + r.len()).step_by(4) {
+                        let n = (r0 + r.len() - q).min(4);
+                        match n {
+                            4 => group::<V, O, C, 4, BETA0>(q, offs, cols, vals, x, y, alpha, beta),
+                            3 => group::<V, O, C, 3, BETA0>(q, offs, cols, vals, x, y, alpha, beta),
+                            2 => group::<V, O, C, 2, BETA0>(q, offs, cols, vals, x, y, alpha, beta),
+                            _ => group::<V, O, C, 1, BETA0>(q, offs, cols, vals, x, y, alpha, beta),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Rows `[r0, r0 + G)` (one column list): entry q of the list read once, its product with
+/// each row's value q added to that row's chain q % 4 (`raw_kernel`'s order).
+///
+/// # Safety
+/// As for `grouped_kernel`; the G rows are checked and share their column list.
+// `acc[r][t]`: rows by chains; the chain index is the loop's, as in `raw_kernel`.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+#[inline(always)]
+unsafe fn group<V: SpmmScalar, O: Ix, C: Ix, const G: usize, const BETA0: bool>(
+    r0: usize,
+    offs: *const O,
+    cols: *const C,
+    vals: *const V,
+    x: *const V,
+    y: *mut V,
+    alpha: V,
+    beta: V,
+) {
+    // SAFETY: per the contract: every row's entries lie in A's arrays and its columns in X.
+    unsafe {
+        let mut st = [0usize; G];
+        for (r, s) in st.iter_mut().enumerate() {
+            *s = (*offs.add(r0 + r)).ix();
+        }
+        let n = (*offs.add(r0 + 1)).ix() - st[0];
+        let c0 = cols.wrapping_add(st[0]);
+        let mut acc = [[V::ZERO; 4]; G];
+        let mut q = 0;
+        while q + 4 <= n {
+            for t in 0..4 {
+                let xv = std::ptr::read_volatile(x.wrapping_add((*c0.add(q + t)).ix()));
+                for r in 0..G {
+                    acc[r][t] = madd::<V, true>(acc[r][t], *vals.wrapping_add(st[r] + q + t), xv);
+                }
+            }
+            q += 4;
+        }
+        for t in 0..n - q {
+            let xv = std::ptr::read_volatile(x.wrapping_add((*c0.add(q + t)).ix()));
+            for r in 0..G {
+                acc[r][t] = madd::<V, true>(acc[r][t], *vals.wrapping_add(st[r] + q + t), xv);
+            }
+        }
+        for (r, a) in acc.iter().enumerate() {
+            let v = alpha * ((a[0] + a[1]) + (a[2] + a[3]));
+            let yi = y.add(r0 + r);
+            *yi = if BETA0 { v } else { v + beta * *yi };
+        }
+    }
 }
 
 /// Bytes of A's values and column indices from which an SpMV with beta = 0 writes Y with

@@ -12,7 +12,7 @@ use super::super::dense::{Place, axpby_block, copy_block, packed_ld};
 use super::super::exchange::{Exchange, Loc, Piece};
 use super::super::model::tile_words;
 use super::super::model::{col_block, kc, row_block, stage_rows};
-use super::super::node::{DistScalar, Layout, NodeSpmm};
+use super::super::node::{DistScalar, Layout, NodePrep, NodeSpmm};
 use super::super::raw::{self, Pending, Window};
 use super::super::tiles::{self, TileMeta};
 use super::state::{Sa2d, Sa15d, Sc2d, State};
@@ -51,6 +51,7 @@ impl Errs {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn product<N: NodeSpmm, V: DistScalar>(
     node: &N,
+    prep: Option<(&NodePrep, usize)>,
     a: Result<super::super::node::Tile<'_, V>>,
     layout: Layout,
     k: usize,
@@ -63,7 +64,10 @@ pub(super) fn product<N: NodeSpmm, V: DistScalar>(
     stats: &mut ExecStats,
 ) -> Result<()> {
     let t = Instant::now();
-    let r = a.and_then(|a| node.spmm(a, layout, k, x, ldx, alpha, beta, y, ldy));
+    let r = a.and_then(|a| match prep {
+        Some(p) => node.spmm_prepared(p, a, layout, k, x, ldx, alpha, beta, y, ldy),
+        None => node.spmm(a, layout, k, x, ldx, alpha, beta, y, ldy),
+    });
     stats.compute_s += t.elapsed().as_secs_f64();
     r
 }
@@ -358,13 +362,25 @@ impl<V: DistScalar> Plan<V> {
         if g.pc == 1 {
             // Whole rows in one local product, straight into the caller's Y.
             errs.note(product(
-                node, tile, layout, k, xb, ldxb, c.alpha, c.beta, y, c.ldy, stats,
+                node,
+                self.prep.as_ref().map(|p| (p, 0)),
+                tile,
+                layout,
+                k,
+                xb,
+                ldxb,
+                c.alpha,
+                c.beta,
+                y,
+                c.ldy,
+                stats,
             ));
             return errs.into_result();
         }
         let ldp = packed_ld(layout, ri, k);
         errs.note(product(
             node,
+            self.prep.as_ref().map(|p| (p, 0)),
             tile,
             layout,
             k,
@@ -491,6 +507,7 @@ impl<V: DistScalar> Plan<V> {
                 let (ldx, ldy) = (packed_ld(layout, acj, kt), packed_ld(layout, ri, kt));
                 errs.note(product(
                     node,
+                    None,
                     tile(),
                     layout,
                     kt,
@@ -577,6 +594,7 @@ impl<V: DistScalar> Plan<V> {
                         }
                         product(
                             node,
+                            None,
                             tile(),
                             layout,
                             kt,
@@ -762,6 +780,7 @@ impl<V: DistScalar> Plan<V> {
                     let ldx = packed_ld(layout, nt, kcj);
                     errs.note(product(
                         node,
+                        None,
                         a,
                         layout,
                         kcj,

@@ -184,6 +184,8 @@ impl<V: DistScalar> Plan<V> {
     ) -> Result<()> {
         let (k, layout) = (self.k, self.layout);
         let xr = self.r.xr(self.me);
+        // The node's analysis of the whole tile; each run is a range of its rows.
+        let prep = |first: usize| self.prep.as_ref().map(|p| (p, first));
         let whole = tiles::view::<V>(self.tile_store.get(), &self.tiles.meta[0]);
         let State::Halo1d(st) = &mut self.st else {
             return Err(Error::new(
@@ -223,7 +225,18 @@ impl<V: DistScalar> Plan<V> {
             // X, as one product, while the sends travel.
             let r = vals.run_sparse(self.world.comm(), x_send, x_stage, || {
                 product(
-                    node, whole, layout, k, c.x, c.ldx, c.alpha, c.beta, y, c.ldy, stats,
+                    node,
+                    prep(0),
+                    whole,
+                    layout,
+                    k,
+                    c.x,
+                    c.ldx,
+                    c.alpha,
+                    c.beta,
+                    y,
+                    c.ldy,
+                    stats,
                 )
             });
             count_bytes::<V>(vals, stats);
@@ -253,7 +266,18 @@ impl<V: DistScalar> Plan<V> {
                 }
                 let t = run_view(whole, run_offs, 1, inner.clone(), xr);
                 product(
-                    node, t, layout, k, c.x, c.ldx, c.alpha, c.beta, y_in, c.ldy, stats,
+                    node,
+                    prep(inner.start),
+                    t,
+                    layout,
+                    k,
+                    c.x,
+                    c.ldx,
+                    c.alpha,
+                    c.beta,
+                    y_in,
+                    c.ldy,
+                    stats,
                 )
             };
             let comm = self.world.comm();
@@ -295,7 +319,18 @@ impl<V: DistScalar> Plan<V> {
             let t = run_view(&whole, run_offs, j, rows.clone(), nr + h);
             let y_out = y_rows(y, layout, &rows, k, c.ldy);
             product(
-                node, t, layout, k, x_ext, ld, c.alpha, c.beta, y_out, c.ldy, stats,
+                node,
+                prep(rows.start),
+                t,
+                layout,
+                k,
+                x_ext,
+                ld,
+                c.alpha,
+                c.beta,
+                y_out,
+                c.ldy,
+                stats,
             )?;
         }
         Ok(())
