@@ -1293,9 +1293,11 @@ spgemm_status_t spgemm_plan_info(const spgemm_plan_t *plan, void *buf, size_t le
 //   is overwritten); `alpha == 0` means A and X are not read (X may then be NULL).
 // - `k >= 0` columns (k = 0 does nothing; k = 1 is SpMV).
 // - `analysis`: NULL, or an analysis of A from `spgemm_spmm_analysis_create`; used when
-//   its op has `op`'s structure (A; or A^T and A^H, which share one): its row partition
-//   and, for a transpose, its transposed structure. A's values
-//   may change between calls; its structure must be the one analysed.
+//   its op has `op`'s structure (A; or A^T and A^H, which share one): its row partition,
+//   for a transpose its transposed structure, and for an SpMV of A (k = 1, analysed with
+//   a k hint of 0 or 1) A's row groups (runs of rows with one column list, read once for
+//   the run; same results bit for bit). A's values may change between calls; its
+//   structure must be the one analysed.
 //
 // Determinism: each entry of Y is computed by one thread as `alpha * s + beta * y`, where
 // `s` sums its row of op(A) in an order fixed by the row alone (storage order; for k = 1,

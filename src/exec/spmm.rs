@@ -18,7 +18,8 @@ use crate::common::csr::{AnyCsr, CsrRef, FromAny, TypeSig, ValueSlice, prefix};
 use crate::common::options::{Backend, Layout, Op, Options};
 use crate::common::slices::ValueSliceMut;
 use crate::cpu::Ctx;
-use crate::cpu::spmm::entry::{self, Analysis, Operands};
+use crate::cpu::row_groups::RowGroups;
+use crate::cpu::spmm::entry::{self, Analysis, Operands, PackValue};
 use crate::cpu::spmm::generic;
 use crate::cuda::{self, Gpu};
 use crate::error::{Error, Result, Status, err};
@@ -39,6 +40,8 @@ pub struct SpmmAnalysis {
     layout: Layout,
     k_hint: usize,
     cpu: Analysis,
+    /// A's row groups for SpMVs (op(A) = A, a k hint of 0 or 1; PETSc's inodes).
+    groups: Option<RowGroups>,
 }
 
 impl SpmmAnalysis {
@@ -55,9 +58,9 @@ impl SpmmAnalysis {
     pub fn chunks(&self) -> usize {
         self.cpu.chunks()
     }
-    /// Bytes held (partition and transposed structure).
+    /// Bytes held (partition, transposed structure, row groups).
     pub fn bytes(&self) -> usize {
-        self.cpu.bytes()
+        self.cpu.bytes() + self.groups.as_ref().map_or(0, |g| 4 * (g.len() + 1))
     }
 
     fn check_matches(&self, a: &AnyCsr<'_>) -> Result<()> {
@@ -139,7 +142,9 @@ trait DenseValue: Scalar + for<'x> FromAny<'x> {
     const ON_GPU: bool;
     fn x(s: ValueSlice<'_>) -> Option<&[Self]>;
     fn y(s: ValueSliceMut<'_>) -> Option<&mut [Self]>;
-    /// The CPU product (`entry::spmm` for real values, `generic::spmm` for complex ones).
+    /// The CPU product (`entry::spmm_grouped` for real values, `generic::spmm` for complex
+    /// ones).
+    #[allow(clippy::too_many_arguments)]
     fn cpu<O: Idx, I: Idx>(
         ctx: &Ctx<'_>,
         op: Op,
@@ -147,6 +152,7 @@ trait DenseValue: Scalar + for<'x> FromAny<'x> {
         a: &CsrRef<'_, O, I, Self>,
         analysis: Option<&Analysis>,
         a_checked: bool,
+        groups: Option<&RowGroups>,
         d: Operands<'_, Self>,
     ) -> Result<()>;
     /// The GPU product (`cuda::spmm`); only called when `ON_GPU`.
@@ -199,9 +205,10 @@ macro_rules! dense_value {
                 a: &CsrRef<'_, O, I, $t>,
                 analysis: Option<&Analysis>,
                 a_checked: bool,
+                groups: Option<&RowGroups>,
                 d: Operands<'_, $t>,
             ) -> Result<()> {
-                $cpu(ctx, op, ab, a, analysis, a_checked, d)
+                $cpu(ctx, op, ab, a, analysis, a_checked, groups, d)
             }
             fn gpu<O: Idx, I: Idx>(
                 g: &Gpu,
@@ -215,10 +222,41 @@ macro_rules! dense_value {
     };
 }
 
-dense_value!(f32, F32, true, entry::spmm, real);
-dense_value!(f64, F64, true, entry::spmm, real);
-dense_value!(Complex32, C32, false, generic::spmm, complex);
-dense_value!(Complex64, C64, false, generic::spmm, complex);
+/// `entry::spmm_grouped` with the analysis' groups (from A's row 0).
+#[allow(clippy::too_many_arguments)]
+fn real_cpu<O: Idx, I: Idx, V: PackValue>(
+    ctx: &Ctx<'_>,
+    op: Op,
+    ab: (V, V),
+    a: &CsrRef<'_, O, I, V>,
+    analysis: Option<&Analysis>,
+    a_checked: bool,
+    groups: Option<&RowGroups>,
+    d: Operands<'_, V>,
+) -> Result<()> {
+    let g = groups.map(|g| (g, 0));
+    entry::spmm_grouped(ctx, op, ab, a, analysis, a_checked, g, d)
+}
+
+/// `generic::spmm`: complex values have no grouped kernel.
+#[allow(clippy::too_many_arguments)]
+fn complex_cpu<O: Idx, I: Idx, V: Scalar>(
+    ctx: &Ctx<'_>,
+    op: Op,
+    ab: (V, V),
+    a: &CsrRef<'_, O, I, V>,
+    analysis: Option<&Analysis>,
+    a_checked: bool,
+    _groups: Option<&RowGroups>,
+    d: Operands<'_, V>,
+) -> Result<()> {
+    generic::spmm(ctx, op, ab, a, analysis, a_checked, d)
+}
+
+dense_value!(f32, F32, true, real_cpu, real);
+dense_value!(f64, F64, true, real_cpu, real);
+dense_value!(Complex32, C32, false, complex_cpu, complex);
+dense_value!(Complex64, C64, false, complex_cpu, complex);
 
 /// Precomputes what repeated products with A and `op` reuse (see [`SpmmAnalysis`]). A is
 /// validated fully, whatever the handle's validation option. `layout` and `k_hint` record
@@ -232,8 +270,11 @@ pub fn analyse(
     k_hint: usize,
 ) -> Result<SpmmAnalysis> {
     let threads = e.workers().threads();
-    entry::analysis_footprint(threads, op, a.ncols, a.nnz())
-        .check(o.memory_limit, "the SpMM analysis")?;
+    let mut f = entry::analysis_footprint(threads, op, a.ncols, a.nnz());
+    if op == Op::NonTranspose && k_hint <= 1 {
+        f.add("row groups of A", RowGroups::bytes_bound(a.nrows));
+    }
+    f.check(o.memory_limit, "the SpMM analysis")?;
     macro_rules! go {
         ($o:ty, $i:ty, $v:ty) => {{
             let t = a.typed::<$o, $i, $v>().map_err(|e| prefix("A", e))?;
@@ -252,6 +293,16 @@ fn analyse_typed<O: Idx, I: Idx, V: Scalar>(
 ) -> Result<SpmmAnalysis> {
     // One pass checks A and takes its digest.
     let digest = a.validate_and_digest("A")?;
+    let mut cpu = entry::analyse(threads, op, &a, k_hint)?;
+    // Row groups serve SpMVs of A itself; no chunk splits one.
+    let groups = if op == Op::NonTranspose && k_hint <= 1 {
+        RowGroups::detect(&a)?
+    } else {
+        None
+    };
+    if let Some(g) = &groups {
+        g.align(&mut cpu.bounds);
+    }
     Ok(SpmmAnalysis {
         sig: sig_of::<O, I, V>(),
         nrows: a.nrows(),
@@ -261,7 +312,8 @@ fn analyse_typed<O: Idx, I: Idx, V: Scalar>(
         op,
         layout,
         k_hint,
-        cpu: entry::analyse(threads, op, &a, k_hint)?,
+        cpu,
+        groups,
     })
 }
 
@@ -385,7 +437,7 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
     }
     if d.k == 0 || y_rows == 0 || alpha == V::ZERO {
         // Nothing of A is read.
-        return V::cpu(&ctx, op, (alpha, beta), a, None, true, d);
+        return V::cpu(&ctx, op, (alpha, beta), a, None, true, None, d);
     }
     let analysis = analysis.filter(|an| an.op.transposes() == op.transposes());
     // Whether A was validated in full in this call, so the kernels may skip their per-block
@@ -424,5 +476,11 @@ fn spmm_typed<O: Idx, I: Idx, V: DenseValue>(
         }
     }
     let an = analysis.map(|an| &an.cpu);
-    V::cpu(&ctx, op, (alpha, beta), a, an, a_checked, d)
+    // A's structure is the analysed one (compared by digest with validation on; the
+    // caller's promise with it off, where a broken one gives wrong sums, never a read
+    // outside A or X: the grouped kernel checks the rows it reads).
+    let groups = analysis
+        .filter(|_| op == Op::NonTranspose && d.k == 1)
+        .and_then(|an| an.groups.as_ref());
+    V::cpu(&ctx, op, (alpha, beta), a, an, a_checked, groups, d)
 }

@@ -1528,3 +1528,59 @@ fn spmv_inline_checks_catch_bad_structure_with_the_pass_messages() {
         }
     }
 }
+
+/// An SpMV with an analysis of a matrix with row groups (rows in runs of 1-5 with one
+/// column list, FEM-like): the analysis keeps the groups and the kernels read each group's
+/// columns once (validation on: A's digest compared; off: checked as read); Y is bitwise
+/// the product without an analysis, at 1, 2 and 3 threads, with a k hint of 0 and 1.
+#[test]
+fn spmv_analysis_with_row_groups_same_bits() {
+    let mut rng = Rng::new(77);
+    let base = big(&mut rng);
+    let (mut ptr, mut col, mut val) = (vec![0usize], Vec::new(), Vec::new());
+    let mut i = 0;
+    while ptr.len() <= 3000 {
+        let src = i % base.nrows;
+        i += 7;
+        for _ in 0..1 + rng.below(5) {
+            for p in base.ptr[src]..base.ptr[src + 1] {
+                col.push(base.col[p]);
+                val.push(rng.unit() * 2.0 - 1.0);
+            }
+            ptr.push(col.len());
+        }
+    }
+    let m = Csr {
+        nrows: ptr.len() - 1,
+        ncols: base.ncols,
+        ptr,
+        col,
+        val,
+    };
+    let handles: Vec<Handle> = [1, 2, 3].iter().map(|&t| Handle::new(t).unwrap()).collect();
+    for vt in VALUE_TYPES {
+        let a = typed(&m, IndexType::Int64, IndexType::Int32, vt, 1, true);
+        for layout in LAYOUTS {
+            let x = Dense::new(m.ncols, 1, 0, layout, &mut rng);
+            let y = Dense::new(m.nrows, 1, 0, layout, &mut rng);
+            let want = product(&handles[0], &a, Op::NonTranspose, 0.5, &x, 2.0, &y, None).unwrap();
+            for h in &handles {
+                for hint in [0, 1] {
+                    let an = spgemm::analyse(h, Op::NonTranspose, &a.any(), layout, hint).unwrap();
+                    let got =
+                        product(h, &a, Op::NonTranspose, 0.5, &x, 2.0, &y, Some(&an)).unwrap();
+                    assert!(
+                        same_bits(&got, &want),
+                        "{vt:?} {layout:?}: {} threads, hint {hint}",
+                        h.threads()
+                    );
+                    let mut off = Handle::new(h.threads()).unwrap();
+                    off.options.validate = false;
+                    let got =
+                        product(&off, &a, Op::NonTranspose, 0.5, &x, 2.0, &y, Some(&an)).unwrap();
+                    assert!(same_bits(&got, &want), "{vt:?} {layout:?}: validation off");
+                }
+            }
+        }
+    }
+}

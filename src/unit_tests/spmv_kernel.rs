@@ -466,12 +466,13 @@ fn grouped_matrix(rng: &mut Rng, nrows: usize, ncols: usize) -> Vec<Vec<(usize, 
 }
 
 /// Y of an SpMV of rows `r0..r1` of `rows` (arrays of their own, as a distributed tile's
-/// runs), A checked, with `groups` of the whole matrix (`first` = r0) or without; and the
+/// runs), A checked in full (`checked`) or by the kernels, with `groups` of the whole matrix (`first` = r0) or without; and the
 /// chunks the calling thread summed by groups.
 #[allow(clippy::too_many_arguments)]
 fn run_range<O: Idx, I: Idx, V: SpmmScalar>(
     c: &Case,
     (r0, r1): (usize, usize),
+    checked: bool,
     groups: Option<&spgemm::cpu::row_groups::RowGroups>,
     isa: Isa,
     threads: usize,
@@ -514,7 +515,7 @@ fn run_range<O: Idx, I: Idx, V: SpmmScalar>(
         x_rows: c.ncols,
         y: &mut yv,
         ldy,
-        a_checked: true,
+        a_checked: checked,
         pack: None,
         pack_vecs: 0,
         pack_window: 0,
@@ -569,12 +570,23 @@ fn grouped_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, base: usize) {
                     if !isa.available() {
                         continue;
                     }
-                    for threads in [1, 2, 3] {
-                        let (want, _) = run_range::<O, I, V>(&c, range, None, isa, threads, &x, &y);
-                        let (got, n) =
-                            run_range::<O, I, V>(&c, range, Some(&groups), isa, threads, &x, &y);
+                    for (threads, checked) in
+                        [(1, true), (2, true), (3, true), (1, false), (3, false)]
+                    {
+                        let (want, _) =
+                            run_range::<O, I, V>(&c, range, true, None, isa, threads, &x, &y);
+                        let (got, n) = run_range::<O, I, V>(
+                            &c,
+                            range,
+                            checked,
+                            Some(&groups),
+                            isa,
+                            threads,
+                            &x,
+                            &y,
+                        );
                         let at = format!(
-                            "{layout:?} pad {pad} beta {beta} rows {range:?} {isa:?} threads {threads}"
+                            "{layout:?} pad {pad} beta {beta} rows {range:?} {isa:?} threads {threads} checked {checked}"
                         );
                         assert_eq!(got, want, "{at}");
                         let unit = pad == 0 || layout == Layout::ColMajor;
@@ -599,4 +611,90 @@ fn spmv_row_groups_give_the_ungrouped_bits() {
     grouped_same_bits::<i64, i64, f32>(32, 1);
     grouped_same_bits::<u64, i32, f64>(33, 1);
     grouped_same_bits::<i32, i64, f32>(34, 0);
+}
+
+/// The checked grouped kernel (A not validated in full) on groups that no longer fit A:
+/// rows of a group whose lengths differ are summed one by one (the ungrouped bits), and a
+/// column outside X is reported by the check pass, never read.
+#[test]
+fn spmv_checked_row_groups_on_a_changed_structure() {
+    let mut rng = Rng(41);
+    let ncols = 23;
+    let m = grouped_matrix(&mut rng, 300, ncols);
+    let mut offs = vec![0i64];
+    let mut cols = Vec::new();
+    for r in &m {
+        cols.extend(r.iter().map(|&(j, _)| j as i32));
+        offs.push(cols.len() as i64);
+    }
+    let whole = CsrRef::<i64, i32, f64>::new(m.len(), ncols, 0, &offs, &cols, None).unwrap();
+    let groups = spgemm::cpu::row_groups::RowGroups::detect(&whole)
+        .unwrap()
+        .expect("the grouped matrix has row groups");
+    // Every group's second row gets one more entry.
+    let mut changed = m.clone();
+    for g in groups.iter().filter(|g| g.len() > 1) {
+        let e = (rng.below(ncols), rng.val());
+        changed[g.start + 1].push(e);
+    }
+    let isas: Vec<Isa> = [Isa::Avx2, Isa::Avx512]
+        .into_iter()
+        .filter(|i| i.available())
+        .collect();
+    for layout in [Layout::ColMajor, Layout::RowMajor] {
+        let c = Case {
+            rows: &changed,
+            ncols,
+            base: 0,
+            layout,
+            pad: 0,
+            alpha: 1.5,
+            beta: 0.0,
+        };
+        let (x, _) = vector(&mut rng, ncols, &c, 0.0);
+        let (y, _) = vector(&mut rng, changed.len(), &c, f64::NAN);
+        for &isa in &isas {
+            let all = (0, changed.len());
+            let (want, _) = run_range::<i32, i32, f64>(&c, all, true, None, isa, 1, &x, &y);
+            let (got, n) =
+                run_range::<i32, i32, f64>(&c, all, false, Some(&groups), isa, 1, &x, &y);
+            assert_eq!(got, want, "{layout:?} {isa:?}");
+            if !(isa == Isa::Avx512 && spgemm::platform::isa::fast_gather()) {
+                assert!(
+                    n > 0,
+                    "{layout:?} {isa:?}: the grouped kernel was not taken"
+                );
+            }
+        }
+    }
+    // A column index past X in the first row of a group of three.
+    let g = groups
+        .iter()
+        .find(|g| g.len() == 3 && !m[g.start].is_empty())
+        .expect("a non-empty group of three");
+    let mut bad = m.clone();
+    bad[g.start][0].0 = ncols + 5;
+    let c = Case {
+        rows: &bad,
+        ncols,
+        base: 0,
+        layout: Layout::ColMajor,
+        pad: 0,
+        alpha: 1.0,
+        beta: 0.0,
+    };
+    let x = vec![1.0; ncols];
+    let y = vec![0.0; bad.len()];
+    for &isa in &isas {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_range::<i32, i32, f64>(&c, (0, bad.len()), false, Some(&groups), isa, 1, &x, &y)
+        }));
+        let msg = r.expect_err("a column past X must be reported");
+        let text = msg
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| msg.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        assert!(text.contains("column"), "{isa:?}: {text}");
+    }
 }

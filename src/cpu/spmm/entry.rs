@@ -121,21 +121,9 @@ pub struct Operands<'x, V> {
 
 /// Y = alpha * op(A) * X + beta * Y on the CPU. `a_checked`: A was validated in full in
 /// this call, so the kernels may skip their per-block checks. `analysis`, if given, was
-/// made for A's structure and `op`.
-pub fn spmm<O: Idx, I: Idx, V: PackValue>(
-    ctx: &Ctx<'_>,
-    op: Op,
-    ab: (V, V),
-    a: &CsrRef<'_, O, I, V>,
-    analysis: Option<&Analysis>,
-    a_checked: bool,
-    d: Operands<'_, V>,
-) -> Result<()> {
-    spmm_grouped(ctx, op, ab, a, analysis, a_checked, None, d)
-}
-
-/// [`spmm`] with A's row groups for an SpMV (`kern::Problem::groups`: found on A's
-/// structure, which has not changed since; A is rows `first..` of the grouped matrix).
+/// made for A's structure and `op`. `groups`: A's row groups for an SpMV
+/// (`kern::Problem::groups`: found on A's current structure; A is rows `first..` of the
+/// grouped matrix).
 #[allow(clippy::too_many_arguments)]
 pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
     ctx: &Ctx<'_>,

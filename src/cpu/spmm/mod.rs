@@ -171,10 +171,11 @@ pub struct Problem<'a, V> {
     /// Rows of the ring each part packs X's window into (`window_plan`), or 0 when X is
     /// packed whole (`pack_vecs`). `pack` then holds `window_len` entries.
     pub pack_window: usize,
-    /// Row groups of A for an SpMV of a checked A (`a_checked`) whose structure cannot have
-    /// changed since they were found, and the row of the grouped matrix that A's row 0 is
-    /// (A may be a range of its rows): each group's column list is read once for all its
-    /// rows (`spmv::grouped_rows`). Ignored otherwise.
+    /// Row groups of A for an SpMV, found on A's current structure (the caller's guarantee:
+    /// a plan's own tile, or A's digest compared with the analysis'), and the row of the
+    /// grouped matrix that A's row 0 is (A may be a range of its rows): each group's column
+    /// list is read once for all its rows (`spmv::grouped_rows`; with `a_checked` false it
+    /// checks the rows as it reads them). Ignored for k > 1.
     pub groups: Option<(&'a RowGroups, usize)>,
 }
 
@@ -463,7 +464,7 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         },
         ldy: p.ldy,
         a_checked: p.a_checked,
-        groups: p.groups.filter(|_| p.a_checked && p.k == 1),
+        groups: p.groups.filter(|_| p.k == 1),
         stream: isa == Isa::Avx512
             && p.beta == V::ZERO
             && m.saturating_mul(p.k)
@@ -1103,7 +1104,11 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         && d.k == 1
         && !d.a_checked
         && unsafe {
-            if g8 {
+            if let Some((g, first)) = d.groups.filter(|_| !g8)
+                && spmv::grouped_rows::<V, R, true>(a, g, first, lo, hi, d)
+            {
+                true
+            } else if g8 {
                 spmv::rows_checked::<V, R, true>(a, lo, hi, d)
             } else {
                 spmv::rows_checked::<V, R, false>(a, lo, hi, d)
@@ -1121,7 +1126,7 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         unsafe {
             // Gathers sum in their own order, which the grouped kernel does not keep.
             if let Some((g, first)) = d.groups.filter(|_| FMA && !g8)
-                && spmv::grouped_rows::<V, R>(a, g, first, lo, hi, d)
+                && spmv::grouped_rows::<V, R, false>(a, g, first, lo, hi, d)
             {
                 return;
             }

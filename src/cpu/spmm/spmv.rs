@@ -298,14 +298,18 @@ fn unit_raw<'a, V: SpmmScalar, R: SparseRows<V>>(a: &'a R, d: &Dense<V>) -> Opti
 /// Rows `[lo, hi)` of y with A's row groups (PETSc's inodes): each group's column indices
 /// and its entries of X are read once for all its rows (a 3-row node of an elasticity
 /// matrix reads a third of the indices). Every row is summed in `raw_kernel`'s four chains
-/// in its order, so the result is bitwise `raw_kernel`'s. Returns false, having done
-/// nothing, where A's arrays are not available as stored or X and Y are strided.
+/// in its order, so the result is bitwise `raw_kernel`'s. `CHECK`: the rows were not
+/// checked; each group's offsets and columns are checked as they are read (a bad one ends
+/// in `bad_row`), and a group whose rows differ in length is summed row by row. Returns
+/// false, having done nothing, where A's arrays are not available as stored (or, with
+/// `CHECK`, not checkable inline) or X and Y are strided.
 ///
 /// # Safety
-/// As for `rows` (rows `[lo, hi)` checked), on a path compiled with FMA; `groups` were
-/// found on A's current structure, A's row 0 being row `first` of the grouped matrix.
+/// As for `rows` (without `CHECK`, rows `[lo, hi)` checked), on a path compiled with FMA;
+/// A's row 0 is row `first` of the grouped matrix. Sums are A's product only where the
+/// groups were found on A's current structure (rows of a group with one column list).
 #[inline(always)]
-pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>>(
+pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
     a: &R,
     groups: &RowGroups,
     first: usize,
@@ -316,6 +320,14 @@ pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>>(
     let Some(raw) = unit_raw(a, d) else {
         return false;
     };
+    let limit = if CHECK {
+        match a.inline_limit() {
+            Some(l) => l,
+            None => return false,
+        }
+    } else {
+        usize::MAX
+    };
     if groups.nrows() < first + hi {
         return false;
     }
@@ -323,6 +335,11 @@ pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>>(
     let b = raw.base;
     let vals = raw.vals.as_ptr().wrapping_sub(b);
     let x = d.x.as_ptr().wrapping_sub(b);
+    let chk = Check {
+        base: b,
+        limit,
+        x_rows: d.x_rows,
+    };
     // SAFETY: forwarded contract; Y's rows [lo, hi) are ours.
     unsafe {
         let y = d.y.at(lo).sub(lo);
@@ -335,10 +352,21 @@ pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>>(
         macro_rules! go {
             ($o:expr, $c:expr) => {{
                 let (o, c) = ($o.as_ptr(), $c.as_ptr().wrapping_sub(b));
+                let k = Kern {
+                    a,
+                    chk: &chk,
+                    offs: o,
+                    cols: c,
+                    vals,
+                    x,
+                    y,
+                    alpha: d.alpha,
+                    beta: d.beta,
+                };
                 if d.beta == V::ZERO {
-                    grouped_kernel::<V, _, _, true>(&g, o, c, vals, x, y, d.alpha, d.beta)
+                    grouped_kernel::<V, R, _, _, true, CHECK>(&g, &k)
                 } else {
-                    grouped_kernel::<V, _, _, false>(&g, o, c, vals, x, y, d.alpha, d.beta)
+                    grouped_kernel::<V, R, _, _, false, CHECK>(&g, &k)
                 }
             }};
         }
@@ -352,6 +380,11 @@ pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>>(
     true
 }
 
+/// Entries of A ahead of a group at which `group` prefetches A's values and columns (8 KB
+/// of f64 values): without it the grouped SpMV of a 27 MB elasticity matrix ran 1.5x the
+/// ungrouped kernel's time (docs/DESIGN-NOTES.md, cpu::spmm::spmv).
+const GROUP_PREFETCH: usize = 1024;
+
 /// The groups of rows `[lo, hi)` of A, A's row 0 being row `first` of the grouped matrix.
 struct Groups<'a> {
     groups: &'a RowGroups,
@@ -360,16 +393,11 @@ struct Groups<'a> {
     hi: usize,
 }
 
-/// The loop of `grouped_rows` (pointers shifted by the base as in `raw_kernel`; `y`
-/// addresses row 0 of Y). Groups of 1 to 4 rows, one instantiation per size.
-///
-/// # Safety
-/// As for `grouped_rows`.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
-unsafe fn grouped_kernel<V: SpmmScalar, O: Ix, C: Ix, const BETA0: bool>(
-    g: &Groups<'_>,
+/// What the grouped kernel reads and writes: A's arrays through pointers shifted by the
+/// base (as in `raw_kernel`), X, `y` addressing row 0 of Y, the scalars.
+struct Kern<'a, V, R, O, C> {
+    a: &'a R,
+    chk: &'a Check,
     offs: *const O,
     cols: *const C,
     vals: *const V,
@@ -377,26 +405,42 @@ unsafe fn grouped_kernel<V: SpmmScalar, O: Ix, C: Ix, const BETA0: bool>(
     y: *mut V,
     alpha: V,
     beta: V,
+}
+
+/// The loop of `grouped_rows`: groups of 1 to 4 rows, one instantiation per size.
+///
+/// # Safety
+/// As for `grouped_rows`.
+#[inline]
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
+unsafe fn grouped_kernel<
+    V: SpmmScalar,
+    R: SparseRows<V>,
+    O: Ix,
+    C: Ix,
+    const BETA0: bool,
+    const CHECK: bool,
+>(
+    g: &Groups<'_>,
+    k: &Kern<'_, V, R, O, C>,
 ) {
     let f = g.first;
     for r in g.groups.within(f + g.lo..f + g.hi) {
         let r0 = r.start - f;
-        // SAFETY: rows [r0, r0 + len) lie in [lo, hi) (`within` clips to it) and share
-        // their column list (the contract).
+        // SAFETY: rows [r0, r0 + len) lie in [lo, hi) (`within` clips to it).
         unsafe {
             match r.len() {
-                1 => group::<V, O, C, 1, BETA0>(r0, offs, cols, vals, x, y, alpha, beta),
-                2 => group::<V, O, C, 2, BETA0>(r0, offs, cols, vals, x, y, alpha, beta),
-                3 => group::<V, O, C, 3, BETA0>(r0, offs, cols, vals, x, y, alpha, beta),
+                1 => group::<V, R, O, C, 1, BETA0, CHECK>(r0, k),
+                2 => group::<V, R, O, C, 2, BETA0, CHECK>(r0, k),
+                3 => group::<V, R, O, C, 3, BETA0, CHECK>(r0, k),
                 _ => {
                     // Groups hold at most `LANES` = 4 rows.
                     for q in (r0..r0 + r.len()).step_by(4) {
-                        let n = (r0 + r.len() - q).min(4);
-                        match n {
-                            4 => group::<V, O, C, 4, BETA0>(q, offs, cols, vals, x, y, alpha, beta),
-                            3 => group::<V, O, C, 3, BETA0>(q, offs, cols, vals, x, y, alpha, beta),
-                            2 => group::<V, O, C, 2, BETA0>(q, offs, cols, vals, x, y, alpha, beta),
-                            _ => group::<V, O, C, 1, BETA0>(q, offs, cols, vals, x, y, alpha, beta),
+                        match (r0 + r.len() - q).min(4) {
+                            4 => group::<V, R, O, C, 4, BETA0, CHECK>(q, k),
+                            3 => group::<V, R, O, C, 3, BETA0, CHECK>(q, k),
+                            2 => group::<V, R, O, C, 2, BETA0, CHECK>(q, k),
+                            _ => group::<V, R, O, C, 1, BETA0, CHECK>(q, k),
                         }
                     }
                 }
@@ -409,33 +453,81 @@ unsafe fn grouped_kernel<V: SpmmScalar, O: Ix, C: Ix, const BETA0: bool>(
 /// each row's value q added to that row's chain q % 4 (`raw_kernel`'s order).
 ///
 /// # Safety
-/// As for `grouped_kernel`; the G rows are checked and share their column list.
+/// As for `grouped_kernel`; without `CHECK` the G rows are checked and of one length.
 // `acc[r][t]`: rows by chains; the chain index is the loop's, as in `raw_kernel`.
-#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
-unsafe fn group<V: SpmmScalar, O: Ix, C: Ix, const G: usize, const BETA0: bool>(
+unsafe fn group<
+    V: SpmmScalar,
+    R: SparseRows<V>,
+    O: Ix,
+    C: Ix,
+    const G: usize,
+    const BETA0: bool,
+    const CHECK: bool,
+>(
     r0: usize,
-    offs: *const O,
-    cols: *const C,
-    vals: *const V,
-    x: *const V,
-    y: *mut V,
-    alpha: V,
-    beta: V,
+    k: &Kern<'_, V, R, O, C>,
 ) {
-    // SAFETY: per the contract: every row's entries lie in A's arrays and its columns in X.
+    let (chk, cols, vals, x) = (k.chk, k.cols, k.vals, k.x);
+    // SAFETY: per the contract, or checked here first (CHECK): every row's entries lie in
+    // A's arrays and its columns in X.
     unsafe {
         let mut st = [0usize; G];
         for (r, s) in st.iter_mut().enumerate() {
-            *s = (*offs.add(r0 + r)).ix();
+            *s = (*k.offs.add(r0 + r)).ix();
         }
-        let n = (*offs.add(r0 + 1)).ix() - st[0];
+        let n = (*k.offs.add(r0 + 1)).ix().wrapping_sub(st[0]);
+        if CHECK {
+            // Offsets in [base, base + limit], non-decreasing, and one row length.
+            let mut same = true;
+            let mut s = st[0];
+            if s.wrapping_sub(chk.base) > chk.limit {
+                bad_row(k.a, r0, chk.x_rows);
+            }
+            for r in 0..G {
+                let e = (*k.offs.add(r0 + r + 1)).ix();
+                if e < s || e.wrapping_sub(chk.base) > chk.limit {
+                    bad_row(k.a, r0 + r, chk.x_rows);
+                }
+                same &= e - s == n;
+                s = e;
+            }
+            if G > 1 && !same {
+                for r in r0..r0 + G {
+                    group::<V, R, O, C, 1, BETA0, CHECK>(r, k);
+                }
+                return;
+            }
+        }
         let c0 = cols.wrapping_add(st[0]);
+        let xat = |p: usize| {
+            let c = (*c0.add(p)).ix();
+            if CHECK && c.wrapping_sub(chk.base) >= chk.x_rows {
+                bad_row(k.a, r0, chk.x_rows);
+            }
+            std::ptr::read_volatile(x.wrapping_add(c))
+        };
         let mut acc = [[V::ZERO; 4]; G];
         let mut q = 0;
         while q + 4 <= n {
+            // The group's rows are G short streams that jump at every group, which the
+            // hardware prefetchers do not follow: fetch A's arrays far ahead, G lines of
+            // values and one of columns per 8 entries (a hint: never faults).
+            #[cfg(target_arch = "x86_64")]
+            if q % 8 == 0 {
+                let at = st[0] + GROUP_PREFETCH + q * G;
+                for r in 0..G {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        vals.wrapping_add(at + 8 * r).cast(),
+                    );
+                }
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    cols.wrapping_add(at).cast(),
+                );
+            }
             for t in 0..4 {
-                let xv = std::ptr::read_volatile(x.wrapping_add((*c0.add(q + t)).ix()));
+                let xv = xat(q + t);
                 for r in 0..G {
                     acc[r][t] = madd::<V, true>(acc[r][t], *vals.wrapping_add(st[r] + q + t), xv);
                 }
@@ -443,15 +535,15 @@ unsafe fn group<V: SpmmScalar, O: Ix, C: Ix, const G: usize, const BETA0: bool>(
             q += 4;
         }
         for t in 0..n - q {
-            let xv = std::ptr::read_volatile(x.wrapping_add((*c0.add(q + t)).ix()));
+            let xv = xat(q + t);
             for r in 0..G {
                 acc[r][t] = madd::<V, true>(acc[r][t], *vals.wrapping_add(st[r] + q + t), xv);
             }
         }
         for (r, a) in acc.iter().enumerate() {
-            let v = alpha * ((a[0] + a[1]) + (a[2] + a[3]));
-            let yi = y.add(r0 + r);
-            *yi = if BETA0 { v } else { v + beta * *yi };
+            let v = k.alpha * ((a[0] + a[1]) + (a[2] + a[3]));
+            let yi = k.y.add(r0 + r);
+            *yi = if BETA0 { v } else { v + k.beta * *yi };
         }
     }
 }
