@@ -125,6 +125,27 @@ pub trait NodeSpgemm: NodeSpmm {
 /// their own checks. The summation order of an entry of Y should depend on the row alone
 /// (as the CPU kernels guarantee) for the bitwise guarantees of `docs/DISTRIBUTED.md`.
 pub trait NodeSpmm: Sync {
+    /// The product, with the node's analysis of the tile where the plan has one:
+    /// `prep = Some((p, first))` when `a` is rows `first..first + a.nrows()` of the tile `p`
+    /// was made from ([`NodeSpmm::spmm_prepare`]; same structure, though the columns of a
+    /// range may be numbered anew, as long as rows with one column list in the tile still
+    /// have one in `a`).
+    #[allow(clippy::too_many_arguments)]
+    fn spmm_prepared<V: DistScalar>(
+        &self,
+        prep: Option<(&NodePrep, usize)>,
+        a: Tile<'_, V>,
+        layout: Layout,
+        k: usize,
+        x: &[V],
+        ldx: usize,
+        alpha: V,
+        beta: V,
+        y: &mut [V],
+        ldy: usize,
+    ) -> Result<()>;
+
+    /// The product without an analysis.
     #[allow(clippy::too_many_arguments)]
     fn spmm<V: DistScalar>(
         &self,
@@ -137,7 +158,9 @@ pub trait NodeSpmm: Sync {
         beta: V,
         y: &mut [V],
         ldy: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        self.spmm_prepared(None, a, layout, k, x, ldx, alpha, beta, y, ldy)
+    }
 
     /// What the node learns once from the structure of a tile that a plan keeps for its
     /// life (the CPU's row groups of an SpMV: `k` is the plan's), or `None`. Opaque to
@@ -145,26 +168,6 @@ pub trait NodeSpmm: Sync {
     /// its rows ([`NodeSpmm::spmm_prepared`]).
     fn spmm_prepare<V: DistScalar>(&self, _a: Tile<'_, V>, _k: usize) -> Result<Option<NodePrep>> {
         Ok(None)
-    }
-
-    /// [`NodeSpmm::spmm`] of rows `first..first + a.nrows()` of the tile `prep` was made
-    /// from (same structure; the columns of a range may be numbered anew, as long as rows
-    /// with one column list in the tile still have one in `a`).
-    #[allow(clippy::too_many_arguments)]
-    fn spmm_prepared<V: DistScalar>(
-        &self,
-        _prep: (&NodePrep, usize),
-        a: Tile<'_, V>,
-        layout: Layout,
-        k: usize,
-        x: &[V],
-        ldx: usize,
-        alpha: V,
-        beta: V,
-        y: &mut [V],
-        ldy: usize,
-    ) -> Result<()> {
-        self.spmm(a, layout, k, x, ldx, alpha, beta, y, ldy)
     }
 
     /// The node's rate if the implementation knows it (e.g. from an earlier calibration);

@@ -397,12 +397,10 @@ pub(super) mod on {
         )
     }
 
-    impl Node<'_> {
-        /// `NodeSpmm::spmm` with the tile's row groups.
-        #[allow(clippy::too_many_arguments)]
-        fn typed<V: DistScalar>(
+    impl NodeSpmm for Node<'_> {
+        fn spmm_prepared<V: DistScalar>(
             &self,
-            groups: Option<(&RowGroups, usize)>,
+            prep: Option<(&NodePrep, usize)>,
             a: Tile<'_, V>,
             layout: Layout,
             k: usize,
@@ -413,6 +411,7 @@ pub(super) mod on {
             y: &mut [V],
             ldy: usize,
         ) -> Result<()> {
+            let groups = prep.and_then(|(p, first)| Some((p.downcast_ref::<RowGroups>()?, first)));
             let av = V::erase(a.values().unwrap_or(&[]));
             match (av, V::erase(x), V::erase_mut(y)) {
                 (ValueSlice::F32(av), ValueSlice::F32(x), ValueSliceMut::F32(y)) => {
@@ -426,23 +425,6 @@ pub(super) mod on {
                 _ => err(Status::Internal, "tile, X and Y of one value type expected"),
             }
         }
-    }
-
-    impl NodeSpmm for Node<'_> {
-        fn spmm<V: DistScalar>(
-            &self,
-            a: Tile<'_, V>,
-            layout: Layout,
-            k: usize,
-            x: &[V],
-            ldx: usize,
-            alpha: V,
-            beta: V,
-            y: &mut [V],
-            ldy: usize,
-        ) -> Result<()> {
-            self.typed(None, a, layout, k, x, ldx, alpha, beta, y, ldy)
-        }
 
         /// SpMV plans keep the tile's row groups (PETSc's inodes) where it has them.
         fn spmm_prepare<V: DistScalar>(
@@ -455,23 +437,6 @@ pub(super) mod on {
             }
             let g = self.local(|| RowGroups::detect(&a))?;
             Ok(g.map(|g| Box::new(g) as NodePrep))
-        }
-
-        fn spmm_prepared<V: DistScalar>(
-            &self,
-            (prep, first): (&NodePrep, usize),
-            a: Tile<'_, V>,
-            layout: Layout,
-            k: usize,
-            x: &[V],
-            ldx: usize,
-            alpha: V,
-            beta: V,
-            y: &mut [V],
-            ldy: usize,
-        ) -> Result<()> {
-            let groups = prep.downcast_ref::<RowGroups>().map(|g| (g, first));
-            self.typed(groups, a, layout, k, x, ldx, alpha, beta, y, ldy)
         }
 
         fn local<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {

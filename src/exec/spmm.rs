@@ -19,7 +19,7 @@ use crate::common::options::{Backend, Layout, Op, Options};
 use crate::common::slices::ValueSliceMut;
 use crate::cpu::Ctx;
 use crate::cpu::row_groups::RowGroups;
-use crate::cpu::spmm::entry::{self, Analysis, Operands, PackValue};
+use crate::cpu::spmm::entry::{self, Analysis, Operands};
 use crate::cpu::spmm::generic;
 use crate::cuda::{self, Gpu};
 use crate::error::{Error, Result, Status, err};
@@ -182,8 +182,19 @@ macro_rules! gpu_spmm {
     };
 }
 
+macro_rules! cpu_spmm {
+    // Complex values have no grouped kernel.
+    (complex, $ctx:expr, $op:expr, $ab:expr, $a:expr, $an:expr, $chk:expr, $g:expr, $d:expr) => {{
+        let _ = $g;
+        generic::spmm($ctx, $op, $ab, $a, $an, $chk, $d)
+    }};
+    (real, $ctx:expr, $op:expr, $ab:expr, $a:expr, $an:expr, $chk:expr, $g:expr, $d:expr) => {
+        entry::spmm_grouped($ctx, $op, $ab, $a, $an, $chk, $g.map(|g| (g, 0)), $d)
+    };
+}
+
 macro_rules! dense_value {
-    ($t:ty, $var:ident, $on_gpu:expr, $cpu:path, $kind:ident) => {
+    ($t:ty, $var:ident, $on_gpu:expr, $kind:ident) => {
         impl DenseValue for $t {
             const ON_GPU: bool = $on_gpu;
             fn x(s: ValueSlice<'_>) -> Option<&[$t]> {
@@ -208,7 +219,7 @@ macro_rules! dense_value {
                 groups: Option<&RowGroups>,
                 d: Operands<'_, $t>,
             ) -> Result<()> {
-                $cpu(ctx, op, ab, a, analysis, a_checked, groups, d)
+                cpu_spmm!($kind, ctx, op, ab, a, analysis, a_checked, groups, d)
             }
             fn gpu<O: Idx, I: Idx>(
                 g: &Gpu,
@@ -222,41 +233,10 @@ macro_rules! dense_value {
     };
 }
 
-/// `entry::spmm_grouped` with the analysis' groups (from A's row 0).
-#[allow(clippy::too_many_arguments)]
-fn real_cpu<O: Idx, I: Idx, V: PackValue>(
-    ctx: &Ctx<'_>,
-    op: Op,
-    ab: (V, V),
-    a: &CsrRef<'_, O, I, V>,
-    analysis: Option<&Analysis>,
-    a_checked: bool,
-    groups: Option<&RowGroups>,
-    d: Operands<'_, V>,
-) -> Result<()> {
-    let g = groups.map(|g| (g, 0));
-    entry::spmm_grouped(ctx, op, ab, a, analysis, a_checked, g, d)
-}
-
-/// `generic::spmm`: complex values have no grouped kernel.
-#[allow(clippy::too_many_arguments)]
-fn complex_cpu<O: Idx, I: Idx, V: Scalar>(
-    ctx: &Ctx<'_>,
-    op: Op,
-    ab: (V, V),
-    a: &CsrRef<'_, O, I, V>,
-    analysis: Option<&Analysis>,
-    a_checked: bool,
-    _groups: Option<&RowGroups>,
-    d: Operands<'_, V>,
-) -> Result<()> {
-    generic::spmm(ctx, op, ab, a, analysis, a_checked, d)
-}
-
-dense_value!(f32, F32, true, real_cpu, real);
-dense_value!(f64, F64, true, real_cpu, real);
-dense_value!(Complex32, C32, false, complex_cpu, complex);
-dense_value!(Complex64, C64, false, complex_cpu, complex);
+dense_value!(f32, F32, true, real);
+dense_value!(f64, F64, true, real);
+dense_value!(Complex32, C32, false, complex);
+dense_value!(Complex64, C64, false, complex);
 
 /// Precomputes what repeated products with A and `op` reuse (see [`SpmmAnalysis`]). A is
 /// validated fully, whatever the handle's validation option. `layout` and `k_hint` record

@@ -71,6 +71,23 @@ impl<V: Scalar, R: SparseRows<V>> SparseRows<V> for NoRaw<'_, R> {
     }
 }
 
+/// CSR arrays of `rows` with index base `base`.
+fn arrays<O: Idx, I: Idx, V: SpmmScalar>(
+    rows: &[Vec<(usize, f64)>],
+    base: usize,
+) -> (Vec<O>, Vec<I>, Vec<V>) {
+    let mut offs = vec![O::try_from_usize(base).unwrap()];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for r in rows {
+        for &(j, v) in r {
+            cols.push(I::try_from_usize(j + base).unwrap());
+            vals.push(V::from_f64(v));
+        }
+        offs.push(O::try_from_usize(cols.len() + base).unwrap());
+    }
+    (offs, cols, vals)
+}
+
 /// Y's storage after the kernel run on `isa` with `threads` workers, in f64 (`generic`:
 /// through `NoRaw`), and the SpMV blocks the calling pool thread wrote with non-temporal
 /// stores (`kern::path_counts`; every block, with one thread); the blocks it summed in the
@@ -83,16 +100,7 @@ fn run<O: Idx, I: Idx, V: SpmmScalar>(
     x: &[f64],
     y: &[f64],
 ) -> (Vec<f64>, usize) {
-    let mut offs = vec![O::try_from_usize(c.base).unwrap()];
-    let mut cols = Vec::new();
-    let mut vals = Vec::new();
-    for r in c.rows {
-        for &(j, v) in r {
-            cols.push(I::try_from_usize(j + c.base).unwrap());
-            vals.push(V::from_f64(v));
-        }
-        offs.push(O::try_from_usize(cols.len() + c.base).unwrap());
-    }
+    let (offs, cols, vals) = arrays::<O, I, V>(c.rows, c.base);
     let csr = CsrRef::new(c.rows.len(), c.ncols, c.base, &offs, &cols, Some(&vals)).unwrap();
     let a = CsrRows { csr, vals: &vals };
     let (ldx, ldy) = match c.layout {
@@ -480,15 +488,7 @@ fn run_range<O: Idx, I: Idx, V: SpmmScalar>(
     y: &[f64],
 ) -> (Vec<u64>, usize) {
     let rows = &c.rows[r0..r1];
-    let mut offs = vec![O::try_from_usize(c.base).unwrap()];
-    let (mut cols, mut vals) = (Vec::new(), Vec::new());
-    for r in rows {
-        for &(j, v) in r {
-            cols.push(I::try_from_usize(j + c.base).unwrap());
-            vals.push(V::from_f64(v));
-        }
-        offs.push(O::try_from_usize(cols.len() + c.base).unwrap());
-    }
+    let (offs, cols, vals) = arrays::<O, I, V>(rows, c.base);
     let csr = CsrRef::new(rows.len(), c.ncols, c.base, &offs, &cols, Some(&vals)).unwrap();
     let a = CsrRows { csr, vals: &vals };
     let (ldx, ldy) = match c.layout {

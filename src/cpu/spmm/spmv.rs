@@ -205,16 +205,8 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool, const G8:
     hi: usize,
     d: &Dense<V>,
 ) -> bool {
-    let Some(raw) = unit_raw(a, d) else {
+    let Some((raw, chk)) = raw_setup::<V, R, CHECK>(a, d) else {
         return false;
-    };
-    let limit = if CHECK {
-        match a.inline_limit() {
-            Some(l) => l,
-            None => return false,
-        }
-    } else {
-        usize::MAX
     };
     let b = raw.base;
     // Stored offsets and indices count from `base`: the pointers are shifted back by it, so
@@ -230,11 +222,6 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool, const G8:
             RawIdx::I64(c) => c.len().saturating_mul(8),
         });
     let stream = a_bytes >= SPMV_STREAM_A_BYTES.load(Ordering::Relaxed);
-    let chk = Check {
-        base: b,
-        limit,
-        x_rows: d.x_rows,
-    };
     // SAFETY: forwarded contract: rows [lo, hi) were checked (offsets non-decreasing within
     // [base, base + nnz], columns in [base, base + x_rows)), or are checked inline (CHECK);
     // Y's rows [lo, hi) are ours.
@@ -285,14 +272,25 @@ unsafe fn raw_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: bool, const G8:
     true
 }
 
-/// A's arrays as stored, where X and Y have unit strides (the raw kernels' condition).
+/// A's arrays as stored and the bounds of their inline checks, where X and Y have unit
+/// strides and, with `CHECK`, A can be checked inline (the raw kernels' conditions).
 #[inline(always)]
-fn unit_raw<'a, V: SpmmScalar, R: SparseRows<V>>(a: &'a R, d: &Dense<V>) -> Option<RawRows<'a, V>> {
+fn raw_setup<'a, V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
+    a: &'a R,
+    d: &Dense<V>,
+) -> Option<(RawRows<'a, V>, Check)> {
     let unit = match d.layout {
         Layout::RowMajor => d.ldx == 1 && d.ldy == 1,
         Layout::ColMajor => true,
     };
-    a.raw().filter(|_| unit)
+    let raw = a.raw().filter(|_| unit)?;
+    let limit = if CHECK { a.inline_limit()? } else { usize::MAX };
+    let chk = Check {
+        base: raw.base,
+        limit,
+        x_rows: d.x_rows,
+    };
+    Some((raw, chk))
 }
 
 /// Rows `[lo, hi)` of y with A's row groups (PETSc's inodes): each group's column indices
@@ -317,16 +315,8 @@ pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: 
     hi: usize,
     d: &Dense<V>,
 ) -> bool {
-    let Some(raw) = unit_raw(a, d) else {
+    let Some((raw, chk)) = raw_setup::<V, R, CHECK>(a, d) else {
         return false;
-    };
-    let limit = if CHECK {
-        match a.inline_limit() {
-            Some(l) => l,
-            None => return false,
-        }
-    } else {
-        usize::MAX
     };
     if groups.nrows() < first + hi {
         return false;
@@ -335,11 +325,6 @@ pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: 
     let b = raw.base;
     let vals = raw.vals.as_ptr().wrapping_sub(b);
     let x = d.x.as_ptr().wrapping_sub(b);
-    let chk = Check {
-        base: b,
-        limit,
-        x_rows: d.x_rows,
-    };
     // SAFETY: forwarded contract; Y's rows [lo, hi) are ours.
     unsafe {
         let y = d.y.at(lo).sub(lo);
@@ -427,22 +412,16 @@ unsafe fn grouped_kernel<
     let f = g.first;
     for r in g.groups.within(f + g.lo..f + g.hi) {
         let r0 = r.start - f;
-        // SAFETY: rows [r0, r0 + len) lie in [lo, hi) (`within` clips to it).
-        unsafe {
-            match r.len() {
-                1 => group::<V, R, O, C, 1, BETA0, CHECK>(r0, k),
-                2 => group::<V, R, O, C, 2, BETA0, CHECK>(r0, k),
-                3 => group::<V, R, O, C, 3, BETA0, CHECK>(r0, k),
-                _ => {
-                    // Groups hold at most `LANES` = 4 rows.
-                    for q in (r0..r0 + r.len()).step_by(4) {
-                        match (r0 + r.len() - q).min(4) {
-                            4 => group::<V, R, O, C, 4, BETA0, CHECK>(q, k),
-                            3 => group::<V, R, O, C, 3, BETA0, CHECK>(q, k),
-                            2 => group::<V, R, O, C, 2, BETA0, CHECK>(q, k),
-                            _ => group::<V, R, O, C, 1, BETA0, CHECK>(q, k),
-                        }
-                    }
+        let end = r0 + r.len();
+        // Groups hold at most `LANES` = 4 rows; a longer run would go by fours.
+        for q in (r0..end).step_by(4) {
+            // SAFETY: rows [q, q + len) lie in [lo, hi) (`within` clips to it).
+            unsafe {
+                match (end - q).min(4) {
+                    4 => group::<V, R, O, C, 4, BETA0, CHECK>(q, k),
+                    3 => group::<V, R, O, C, 3, BETA0, CHECK>(q, k),
+                    2 => group::<V, R, O, C, 2, BETA0, CHECK>(q, k),
+                    _ => group::<V, R, O, C, 1, BETA0, CHECK>(q, k),
                 }
             }
         }

@@ -64,10 +64,7 @@ pub(super) fn product<N: NodeSpmm, V: DistScalar>(
     stats: &mut ExecStats,
 ) -> Result<()> {
     let t = Instant::now();
-    let r = a.and_then(|a| match prep {
-        Some(p) => node.spmm_prepared(p, a, layout, k, x, ldx, alpha, beta, y, ldy),
-        None => node.spmm(a, layout, k, x, ldx, alpha, beta, y, ldy),
-    });
+    let r = a.and_then(|a| node.spmm_prepared(prep, a, layout, k, x, ldx, alpha, beta, y, ldy));
     stats.compute_s += t.elapsed().as_secs_f64();
     r
 }
