@@ -1126,9 +1126,14 @@ fn main() {
                 }
             }
         }
-        // SpMV by row groups: rows in nodes of three, cut by the ranks' ranges and by the
-        // inner run at any row, through 1D-halo and sA-1.5D.
-        for alg in [Algorithm::Halo1D, Algorithm::SA15D] {
+        // SpMV by row groups (rows in nodes of three) and by diagonal runs (the square
+        // band: its copy of values made again by `update_values`), cut by the ranks' ranges
+        // and by the inner run at any row, through 1D-halo and sA-1.5D.
+        for (alg, nodes) in [
+            (Algorithm::Halo1D, true),
+            (Algorithm::SA15D, true),
+            (Algorithm::SA15D, false),
+        ] {
             for layout in [Layout::RowMajor, Layout::ColMajor] {
                 for (rect, dist) in [(false, 0), (true, 1), (false, 2)] {
                     seed += 1;
@@ -1141,7 +1146,7 @@ fn main() {
                         dist,
                         power: false,
                         band: true,
-                        nodes: true,
+                        nodes,
                         types: (seed % 3) as usize,
                         f32: seed % 5 == 2,
                         ab: (seed % 4) as usize,

@@ -8,6 +8,9 @@ pub mod accum;
 pub mod args;
 pub mod compress;
 pub mod dense;
+// Only the distributed SpMV plans keep diagonal runs (they own their copy of A's values).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub mod diag_runs;
 pub mod gustavson;
 pub mod partition;
 pub mod prefetch;

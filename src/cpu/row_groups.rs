@@ -258,6 +258,12 @@ impl RowGroups {
         Ok(Some(RowGroups { starts }))
     }
 
+    /// Bytes held (a distributed plan's footprint).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub fn bytes(&self) -> usize {
+        self.starts.len() * std::mem::size_of::<u32>()
+    }
+
     /// Number of groups.
     pub fn len(&self) -> usize {
         self.starts.len() - 1

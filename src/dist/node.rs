@@ -127,9 +127,8 @@ pub trait NodeSpgemm: NodeSpmm {
 pub trait NodeSpmm: Sync {
     /// The product, with the node's analysis of the tile where the plan has one:
     /// `prep = Some((p, first))` when `a` is rows `first..first + a.nrows()` of the tile `p`
-    /// was made from ([`NodeSpmm::spmm_prepare`]; same structure, though the columns of a
-    /// range may be numbered anew, as long as rows with one column list in the tile still
-    /// have one in `a`).
+    /// was made from ([`NodeSpmm::spmm_prepare`]; same structure and values, the columns
+    /// of a range numbered as in that tile).
     #[allow(clippy::too_many_arguments)]
     fn spmm_prepared<V: DistScalar>(
         &self,
@@ -162,11 +161,17 @@ pub trait NodeSpmm: Sync {
         self.spmm_prepared(None, a, layout, k, x, ldx, alpha, beta, y, ldy)
     }
 
-    /// What the node learns once from the structure of a tile that a plan keeps for its
-    /// life (the CPU's row groups of an SpMV: `k` is the plan's), or `None`. Opaque to
-    /// the backend, which hands it back with every product of that tile or of a range of
-    /// its rows ([`NodeSpmm::spmm_prepared`]).
-    fn spmm_prepare<V: DistScalar>(&self, _a: Tile<'_, V>, _k: usize) -> Result<Option<NodePrep>> {
+    /// What the node learns once from a tile that a plan keeps for its life (the CPU's
+    /// row groups of an SpMV, or a copy of its values by diagonals: `k` is the plan's), with
+    /// the bytes it holds (at most `budget`), or `None`. Opaque to the backend, which hands
+    /// it back with every product of that tile or of a range of its rows
+    /// ([`NodeSpmm::spmm_prepared`]), and asks again when the tile's values change.
+    fn spmm_prepare<V: DistScalar>(
+        &self,
+        _a: Tile<'_, V>,
+        _k: usize,
+        _budget: usize,
+    ) -> Result<Option<(NodePrep, usize)>> {
         Ok(None)
     }
 

@@ -133,6 +133,8 @@ pub struct Plan<V: DistScalar> {
     /// The node's analysis of the rank's tile (`tiles.meta[0]`) where the algorithm
     /// multiplies it whole or by ranges of its rows (sA-1.5D, 1D-halo).
     prep: Option<NodePrep>,
+    /// Bytes `prep` holds (in `footprint`).
+    prep_bytes: usize,
 }
 
 const REC: usize = 16;
@@ -439,14 +441,17 @@ impl<V: DistScalar> Plan<V> {
         };
         let digest = node.local(|| local.structure_digest());
         let sig = (O::KIND, I::KIND, a.base, a.local_rows);
-        let prep = match cand.algorithm {
-            Algorithm::SA15D | Algorithm::Halo1D if !tiles.meta.is_empty() => {
-                let t = tiles::view::<V>(&tiles.words, &tiles.meta[0]);
-                // An analysis that fails only costs its speed-up: the product runs without.
-                t.and_then(|t| node.spmm_prepare(t, opts.k)).ok().flatten()
-            }
-            _ => None,
-        };
+        let budget = opts
+            .memory_limit
+            .map_or(usize::MAX, |l| l.saturating_sub(cand.memory_mine));
+        let (prep, prep_bytes) = prepare::<N, V>(
+            node,
+            cand.algorithm,
+            &tiles.meta,
+            &tiles.words,
+            opts.k,
+            budget,
+        );
         let tile_store = Store::Plain(std::mem::take(&mut tiles.words));
         let mut plan = Plan {
             world,
@@ -460,7 +465,8 @@ impl<V: DistScalar> Plan<V> {
             r,
             k: opts.k,
             layout: opts.layout,
-            footprint: cand.memory_mine,
+            footprint: cand.memory_mine + prep_bytes,
+            prep_bytes,
             estimate: est,
             tiles,
             tile_store,
@@ -519,6 +525,7 @@ impl<V: DistScalar> Plan<V> {
         let w = std::mem::size_of::<V>();
         let tiles = self.tiles.bytes() + self.tile_store.get().len() * 8;
         tiles
+            + self.prep_bytes
             + match &self.st {
                 State::Sa15d(st) => {
                     w * (st.x_own.len()
@@ -625,6 +632,21 @@ impl<V: DistScalar> Plan<V> {
         self.tiles.refresh(w, self.row.comm(), a.values, words)?;
         if let Store::Exposed(wa) = &mut self.tile_store {
             wa.sync_and_barrier(self.world.comm());
+        }
+        if self.prep.is_some() {
+            // The analysis may hold values (diagonal runs): made again from the new tile,
+            // within the bytes it held (the structure, hence its size, is the same).
+            let (prep, bytes) = prepare::<N, V>(
+                node,
+                self.algorithm,
+                &self.tiles.meta,
+                self.tile_store.get(),
+                self.k,
+                self.prep_bytes,
+            );
+            self.prep = prep;
+            self.footprint = self.footprint - self.prep_bytes + bytes;
+            self.prep_bytes = bytes;
         }
         Ok(())
     }
@@ -735,6 +757,29 @@ pub(crate) struct Call<'a, V> {
     pub x: &'a [V],
     pub ldx: usize,
     pub ldy: usize,
+}
+
+/// The node's analysis of this rank's tile for the 1D plans (sA-1.5D and 1D-halo, whose
+/// products are that tile or ranges of its rows), within `budget` bytes, and its bytes. An
+/// analysis that fails only costs its speed-up: the products run without.
+fn prepare<N: NodeSpmm, V: DistScalar>(
+    node: &N,
+    alg: Algorithm,
+    meta: &[tiles::TileMeta],
+    words: &[u64],
+    k: usize,
+    budget: usize,
+) -> (Option<NodePrep>, usize) {
+    match alg {
+        Algorithm::SA15D | Algorithm::Halo1D if !meta.is_empty() => {
+            let t = tiles::view::<V>(words, &meta[0]);
+            match t.and_then(|t| node.spmm_prepare(t, k, budget)) {
+                Ok(Some((p, bytes))) => (Some(p), bytes),
+                _ => (None, 0),
+            }
+        }
+        _ => (None, 0),
+    }
 }
 
 /// Replaces a store by `f` of it (moving its buffer into a window).

@@ -319,7 +319,9 @@ pub(super) mod on {
     use super::*;
     use crate::common::csr::{CsrRef, IndexSlice, OffsetSlice};
     use crate::common::options::{Backend, Layout, Op};
+    use crate::cpu::diag_runs::DiagRuns;
     use crate::cpu::row_groups::RowGroups;
+    use crate::cpu::spmm::Isa;
     use crate::cpu::spmm::entry::{self, Operands, PackValue};
     use crate::cuda;
     use crate::dist::{self, DistScalar, NodePrep, NodeSpmm, Plan, Tile};
@@ -341,7 +343,7 @@ pub(super) mod on {
         #[allow(clippy::too_many_arguments)]
         fn run<V: PackValue>(
             &self,
-            groups: Option<(&RowGroups, usize)>,
+            prep: Option<(&NodePrep, usize)>,
             a: CsrRef<'_, i64, i32, V>,
             layout: Layout,
             k: usize,
@@ -377,8 +379,25 @@ pub(super) mod on {
             let ctx = self.e.cpu_ctx(self.o);
             // The backend validated the tile: the kernels skip their per-block checks.
             let ab = (alpha, beta);
-            entry::spmm_grouped(&ctx, Op::NonTranspose, ab, &a, None, true, groups, d)
+            let groups = prep.and_then(|(p, first)| Some((p.downcast_ref::<RowGroups>()?, first)));
+            let diags = prep.and_then(|(p, first)| Some((p.downcast_ref::<DiagRuns<V>>()?, first)));
+            entry::spmm_grouped(&ctx, Op::NonTranspose, ab, &a, None, true, groups, diags, d)
         }
+    }
+
+    /// The diagonal runs of a tile whose values are `av`, in blocks of one 512-bit vector
+    /// of rows (`spmv::diag_rows`).
+    fn diag_prep<W: Scalar>(
+        a: &Tile<'_, impl DistScalar>,
+        av: &[W],
+        budget: usize,
+    ) -> Result<Option<(DiagRuns<W>, usize)>> {
+        let t = retyped(a, av)?;
+        let d = DiagRuns::detect(&t, 64 / std::mem::size_of::<W>(), budget)?;
+        Ok(d.map(|d| {
+            let b = d.bytes();
+            (d, b)
+        }))
     }
 
     /// The tile with its values as the concrete type `W`, which is `V` (the erased slice
@@ -411,32 +430,56 @@ pub(super) mod on {
             y: &mut [V],
             ldy: usize,
         ) -> Result<()> {
-            let groups = prep.and_then(|(p, first)| Some((p.downcast_ref::<RowGroups>()?, first)));
             let av = V::erase(a.values().unwrap_or(&[]));
             match (av, V::erase(x), V::erase_mut(y)) {
                 (ValueSlice::F32(av), ValueSlice::F32(x), ValueSliceMut::F32(y)) => {
                     let ab = (f32::from_f64(alpha.to_f64()), f32::from_f64(beta.to_f64()));
-                    self.run(groups, retyped(&a, av)?, layout, k, x, ldx, ab, y, ldy)
+                    self.run(prep, retyped(&a, av)?, layout, k, x, ldx, ab, y, ldy)
                 }
                 (ValueSlice::F64(av), ValueSlice::F64(x), ValueSliceMut::F64(y)) => {
                     let ab = (alpha.to_f64(), beta.to_f64());
-                    self.run(groups, retyped(&a, av)?, layout, k, x, ldx, ab, y, ldy)
+                    self.run(prep, retyped(&a, av)?, layout, k, x, ldx, ab, y, ldy)
                 }
                 _ => err(Status::Internal, "tile, X and Y of one value type expected"),
             }
         }
 
-        /// SpMV plans keep the tile's row groups (PETSc's inodes) where it has them.
+        /// SpMV plans on the CPU keep the tile's diagonal runs (a copy of their values,
+        /// within `budget` bytes) where it has them and the AVX-512 kernels without fast
+        /// gathers run, else its row groups (PETSc's inodes) where it has them.
         fn spmm_prepare<V: DistScalar>(
             &self,
             a: Tile<'_, V>,
             k: usize,
-        ) -> Result<Option<NodePrep>> {
+            budget: usize,
+        ) -> Result<Option<(NodePrep, usize)>> {
             if k != 1 {
                 return Ok(None);
             }
+            let cpu_only = match self.o.backend {
+                Backend::Cpu => true,
+                Backend::Cuda => false,
+                Backend::Auto => self.e.gpu().is_err(),
+            };
+            if cpu_only && Isa::detect() == Isa::Avx512 && !crate::platform::isa::fast_gather() {
+                let found = match V::erase(a.values().unwrap_or(&[])) {
+                    ValueSlice::F32(av) => self
+                        .local(|| diag_prep::<f32>(&a, av, budget))?
+                        .map(|(p, b)| (Box::new(p) as NodePrep, b)),
+                    ValueSlice::F64(av) => self
+                        .local(|| diag_prep::<f64>(&a, av, budget))?
+                        .map(|(p, b)| (Box::new(p) as NodePrep, b)),
+                    _ => None,
+                };
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
             let g = self.local(|| RowGroups::detect(&a))?;
-            Ok(g.map(|g| Box::new(g) as NodePrep))
+            Ok(g.map(|g| {
+                let bytes = g.bytes();
+                (Box::new(g) as NodePrep, bytes)
+            }))
         }
 
         fn local<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {

@@ -189,7 +189,7 @@ macro_rules! cpu_spmm {
         generic::spmm($ctx, $op, $ab, $a, $an, $chk, $d)
     }};
     (real, $ctx:expr, $op:expr, $ab:expr, $a:expr, $an:expr, $chk:expr, $g:expr, $d:expr) => {
-        entry::spmm_grouped($ctx, $op, $ab, $a, $an, $chk, $g.map(|g| (g, 0)), $d)
+        entry::spmm_grouped($ctx, $op, $ab, $a, $an, $chk, $g.map(|g| (g, 0)), None, $d)
     };
 }
 

@@ -128,6 +128,7 @@ fn run<O: Idx, I: Idx, V: SpmmScalar>(
         pack_vecs: 0,
         pack_window: 0,
         groups: None,
+        diags: None,
     };
     let (streamed, gathered) = pool.install(|| {
         let before = kern::path_counts();
@@ -474,14 +475,18 @@ fn grouped_matrix(rng: &mut Rng, nrows: usize, ncols: usize) -> Vec<Vec<(usize, 
 }
 
 /// Y of an SpMV of rows `r0..r1` of `rows` (arrays of their own, as a distributed tile's
-/// runs), A checked in full (`checked`) or by the kernels, with `groups` of the whole matrix (`first` = r0) or without; and the
-/// chunks the calling thread summed by groups.
+/// runs), A checked in full (`checked`) or by the kernels, with `groups` or `diags` of the
+/// whole matrix (`first` = r0) or without; and the chunks the calling thread summed by
+/// groups or diagonal runs.
 #[allow(clippy::too_many_arguments)]
 fn run_range<O: Idx, I: Idx, V: SpmmScalar>(
     c: &Case,
     (r0, r1): (usize, usize),
     checked: bool,
-    groups: Option<&spgemm::cpu::row_groups::RowGroups>,
+    (groups, diags): (
+        Option<&spgemm::cpu::row_groups::RowGroups>,
+        Option<&spgemm::cpu::diag_runs::DiagRuns<V>>,
+    ),
     isa: Isa,
     threads: usize,
     x: &[f64],
@@ -520,11 +525,13 @@ fn run_range<O: Idx, I: Idx, V: SpmmScalar>(
         pack_vecs: 0,
         pack_window: 0,
         groups: groups.map(|g| (g, r0)),
+        diags: diags.map(|d| (d, r0)),
     };
+    let special = |n: kern::PathCounts| n.spmv_grouped + n.spmv_diag;
     let grouped = pool.install(|| {
-        let before = kern::path_counts().spmv_grouped;
+        let before = special(kern::path_counts());
         kern::run(isa, &a, p, None, threads, None);
-        kern::path_counts().spmv_grouped - before
+        special(kern::path_counts()) - before
     });
     let bits = yv.iter().map(|&v| v.to_f64().to_bits()).collect();
     (bits, grouped)
@@ -573,13 +580,21 @@ fn grouped_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, base: usize) {
                     for (threads, checked) in
                         [(1, true), (2, true), (3, true), (1, false), (3, false)]
                     {
-                        let (want, _) =
-                            run_range::<O, I, V>(&c, range, true, None, isa, threads, &x, &y);
+                        let (want, _) = run_range::<O, I, V>(
+                            &c,
+                            range,
+                            true,
+                            (None, None),
+                            isa,
+                            threads,
+                            &x,
+                            &y,
+                        );
                         let (got, n) = run_range::<O, I, V>(
                             &c,
                             range,
                             checked,
-                            Some(&groups),
+                            (Some(&groups), None),
                             isa,
                             threads,
                             &x,
@@ -655,9 +670,9 @@ fn spmv_checked_row_groups_on_a_changed_structure() {
         let (y, _) = vector(&mut rng, changed.len(), &c, f64::NAN);
         for &isa in &isas {
             let all = (0, changed.len());
-            let (want, _) = run_range::<i32, i32, f64>(&c, all, true, None, isa, 1, &x, &y);
+            let (want, _) = run_range::<i32, i32, f64>(&c, all, true, (None, None), isa, 1, &x, &y);
             let (got, n) =
-                run_range::<i32, i32, f64>(&c, all, false, Some(&groups), isa, 1, &x, &y);
+                run_range::<i32, i32, f64>(&c, all, false, (Some(&groups), None), isa, 1, &x, &y);
             assert_eq!(got, want, "{layout:?} {isa:?}");
             if !(isa == Isa::Avx512 && spgemm::platform::isa::fast_gather()) {
                 assert!(
@@ -687,7 +702,16 @@ fn spmv_checked_row_groups_on_a_changed_structure() {
     let y = vec![0.0; bad.len()];
     for &isa in &isas {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_range::<i32, i32, f64>(&c, (0, bad.len()), false, Some(&groups), isa, 1, &x, &y)
+            run_range::<i32, i32, f64>(
+                &c,
+                (0, bad.len()),
+                false,
+                (Some(&groups), None),
+                isa,
+                1,
+                &x,
+                &y,
+            )
         }));
         let msg = r.expect_err("a column past X must be reported");
         let text = msg
@@ -697,4 +721,168 @@ fn spmv_checked_row_groups_on_a_changed_structure() {
             .unwrap_or_default();
         assert!(text.contains("column"), "{isa:?}: {text}");
     }
+}
+
+/// A banded matrix with the diagonals `offs` (rows cut at the borders), every `gap`-th row
+/// given one entry less and every `extra`-th one more (runs broken), values random (some
+/// zero).
+fn diag_matrix(
+    rng: &mut Rng,
+    m: usize,
+    offs: &[isize],
+    gap: usize,
+    extra: usize,
+) -> Vec<Vec<(usize, f64)>> {
+    (0..m)
+        .map(|i| {
+            let mut r: Vec<(usize, f64)> = offs
+                .iter()
+                .filter_map(|&d| usize::try_from(i as isize + d).ok().filter(|&c| c < m))
+                .map(|c| (c, if rng.below(9) == 0 { 0.0 } else { rng.val() }))
+                .collect();
+            if i % gap == gap / 2 && r.len() > 1 {
+                r.remove(r.len() / 2);
+            }
+            if i % extra == 1 {
+                r.push((rng.below(m), rng.val()));
+            }
+            r
+        })
+        .collect()
+}
+
+/// The SpMV by diagonal runs (`spmv::diag_rows`, the distributed SpMV plans' stencil
+/// tiles) gives the CSR kernel's bits: patterns of 1 to 9 diagonals (every tail length of
+/// the four chains), runs broken by short and long rows and by the borders, blocks cut by
+/// the chunks of 1-3 threads and by the ends of a range of rows (`first`), beta = 0 over
+/// NaN and beta != 0, both layouts; and it is taken on the AVX-512 path without fast
+/// gathers (the only path it serves).
+fn diag_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, base: usize) {
+    use spgemm::cpu::diag_runs::DiagRuns;
+    let mut rng = Rng(seed);
+    let gather = spgemm::platform::isa::fast_gather();
+    let width = 64 / std::mem::size_of::<V>();
+    let patterns: [&[isize]; 5] = [
+        &[0],
+        &[-1, 0, 1],
+        &[-17, -1, 0, 1, 17],
+        &[-40, -9, -1, 0, 1, 9, 40],
+        &[-30, -29, -28, -1, 0, 1, 28, 29, 30],
+    ];
+    for offs in patterns {
+        let m = 700;
+        let rows = diag_matrix(&mut rng, m, offs, 97, 131);
+        let (o, c, v) = arrays::<i64, i32, V>(&rows, 0);
+        let whole = CsrRef::new(m, m, 0, &o, &c, Some(&v)).unwrap();
+        let dr = DiagRuns::detect(&whole, width, usize::MAX)
+            .unwrap()
+            .expect("a banded matrix has diagonal runs");
+        assert_eq!(dr.offsets(), offs);
+        assert!(
+            DiagRuns::detect(&whole, width, dr.bytes() - 1)
+                .unwrap()
+                .is_none()
+        );
+        for layout in [Layout::ColMajor, Layout::RowMajor] {
+            for (pad, alpha, beta) in [(0, 1.0, 0.0), (0, -0.75, 0.5), (2, 1.25, 0.0)] {
+                let c = Case {
+                    rows: &rows,
+                    ncols: m,
+                    base,
+                    layout,
+                    pad,
+                    alpha,
+                    beta,
+                };
+                let (x, _) = vector(&mut rng, m, &c, 0.0);
+                let fill = if beta == 0.0 { f64::NAN } else { 0.0 };
+                let (y, _) = vector(&mut rng, m, &c, fill);
+                for range in [
+                    (0, m),
+                    (5, m - 3),
+                    (7, 7 + m / 2),
+                    (3 * width + 1, 5 * width - 1),
+                ] {
+                    for isa in [Isa::Avx2, Isa::Avx512] {
+                        if !isa.available() {
+                            continue;
+                        }
+                        for threads in [1, 2, 3] {
+                            let run = |d| {
+                                run_range::<O, I, V>(
+                                    &c,
+                                    range,
+                                    true,
+                                    (None, d),
+                                    isa,
+                                    threads,
+                                    &x,
+                                    &y,
+                                )
+                            };
+                            let (want, _) = run(None);
+                            let (got, n) = run(Some(&dr));
+                            let at = format!(
+                                "{offs:?} {layout:?} pad {pad} beta {beta} rows {range:?} {isa:?} threads {threads}"
+                            );
+                            assert_eq!(got, want, "{at}");
+                            let unit = pad == 0 || layout == Layout::ColMajor;
+                            if threads == 1 {
+                                let taken = isa == Isa::Avx512 && unit && !gather;
+                                assert_eq!(n > 0, taken, "{at}: {n} chunks by diagonals");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // A 7-point stencil on a 24^3 grid: the interior pattern is found, though every 24th
+    // row starts a grid line (a sample stride in phase with the grid would see boundary
+    // rows only).
+    let g = 24usize;
+    let rows: Vec<Vec<(usize, f64)>> = (0..g * g * g)
+        .map(|i| {
+            let (x, y, z) = (i % g, i / g % g, i / (g * g));
+            let mut r = Vec::new();
+            for (ok, d) in [
+                (z > 0, -576isize),
+                (y > 0, -24),
+                (x > 0, -1),
+                (true, 0),
+                (x + 1 < g, 1),
+                (y + 1 < g, 24),
+                (z + 1 < g, 576),
+            ] {
+                if ok {
+                    r.push(((i as isize + d) as usize, rng.val()));
+                }
+            }
+            r
+        })
+        .collect();
+    let (o, c, v) = arrays::<i64, i32, V>(&rows, 0);
+    let whole = CsrRef::new(g * g * g, g * g * g, 0, &o, &c, Some(&v)).unwrap();
+    let dr = DiagRuns::detect(&whole, width, usize::MAX)
+        .unwrap()
+        .expect("a 24^3 stencil has diagonal runs");
+    assert_eq!(dr.offsets(), &[-576, -24, -1, 0, 1, 24, 576]);
+    // Rows without a common pattern: no runs.
+    let rows: Vec<Vec<(usize, f64)>> = (0..500)
+        .map(|_| (0..4).map(|_| (rng.below(500), rng.val())).collect())
+        .collect();
+    let (o, c, v) = arrays::<i64, i32, V>(&rows, 0);
+    let whole = CsrRef::new(500, 500, 0, &o, &c, Some(&v)).unwrap();
+    assert!(
+        DiagRuns::detect(&whole, width, usize::MAX)
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn spmv_diagonal_runs_give_the_csr_bits() {
+    diag_same_bits::<i32, i32, f64>(51, 0);
+    diag_same_bits::<i64, i64, f32>(52, 1);
+    diag_same_bits::<u64, i32, f64>(53, 1);
 }

@@ -9,6 +9,7 @@ use crate::common::memory::{Footprint, bytes_of};
 use crate::common::options::{Layout, Op};
 use crate::common::transpose::Transpose;
 use crate::cpu::Ctx;
+use crate::cpu::diag_runs::DiagRuns;
 use crate::cpu::row_groups::RowGroups;
 use crate::error::{Error, Result, Status};
 use crate::platform::alloc::try_filled;
@@ -123,7 +124,8 @@ pub struct Operands<'x, V> {
 /// this call, so the kernels may skip their per-block checks. `analysis`, if given, was
 /// made for A's structure and `op`. `groups`: A's row groups for an SpMV
 /// (`kern::Problem::groups`: found on A's current structure; A is rows `first..` of the
-/// grouped matrix).
+/// grouped matrix); `diags`: A's diagonal runs likewise (`kern::Problem::diags`, found on
+/// A's structure and values, A checked in full).
 #[allow(clippy::too_many_arguments)]
 pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
     ctx: &Ctx<'_>,
@@ -133,6 +135,7 @@ pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
     analysis: Option<&Analysis>,
     a_checked: bool,
     groups: Option<(&RowGroups, usize)>,
+    diags: Option<(&DiagRuns<V>, usize)>,
     d: Operands<'_, V>,
 ) -> Result<()> {
     let isa = Isa::detect();
@@ -165,6 +168,7 @@ pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
             pack_vecs: 0,
             pack_window: 0,
             groups: None,
+            diags: None,
         };
         on_pool::<V, _>(ctx, &NoRows(y_rows), k, |t, pool| {
             kern::run(isa, &NoRows(y_rows), p, None, t, pool)
@@ -195,6 +199,7 @@ pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
         pack_vecs: 0,
         pack_window: 0,
         groups: groups.filter(|_| op == Op::NonTranspose),
+        diags: diags.filter(|_| op == Op::NonTranspose && a_checked),
     };
     match op {
         Op::NonTranspose => {

@@ -33,6 +33,7 @@ pub mod spmv;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::cpu::diag_runs::DiagRuns;
 use crate::cpu::row_groups::RowGroups;
 use crate::types::Scalar;
 use rows::SparseRows;
@@ -124,6 +125,8 @@ pub(crate) struct Dense<'a, V> {
     pub stream: bool,
     /// `Problem::groups`.
     pub groups: Option<(&'a RowGroups, usize)>,
+    /// `Problem::diags`.
+    pub diags: Option<(&'a DiagRuns<V>, usize)>,
 }
 
 /// Buffers for the packed panel of X, one per value type (see `run`).
@@ -177,6 +180,10 @@ pub struct Problem<'a, V> {
     /// list is read once for all its rows (`spmv::grouped_rows`; with `a_checked` false it
     /// checks the rows as it reads them). Ignored for k > 1.
     pub groups: Option<(&'a RowGroups, usize)>,
+    /// Diagonal runs of A for an SpMV with A checked in full (`a_checked`), found on A's
+    /// current structure and values, and the row of the analysed matrix that A's row 0 is
+    /// (`spmv::diag_rows`; used before the groups). Ignored for k > 1.
+    pub diags: Option<(&'a DiagRuns<V>, usize)>,
 }
 
 pub use crate::common::check::dense_len;
@@ -277,6 +284,8 @@ pub struct PathCounts {
     pub spmv_gather: usize,
     /// SpMV chunks summed by row groups (`spmv::grouped_rows`).
     pub spmv_grouped: usize,
+    /// SpMV chunks summed by diagonal runs (`spmv::diag_rows`).
+    pub spmv_diag: usize,
     /// Column panels computed from packed X (`run_packed`).
     pub packed_panels: usize,
     /// Products through the window rings (`run_window`).
@@ -293,6 +302,7 @@ thread_local! {
             spmv_stream: 0,
             spmv_gather: 0,
             spmv_grouped: 0,
+            spmv_diag: 0,
             packed_panels: 0,
             window_calls: 0,
             ring_blocks: 0,
@@ -465,6 +475,7 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         ldy: p.ldy,
         a_checked: p.a_checked,
         groups: p.groups.filter(|_| p.k == 1),
+        diags: p.diags.filter(|_| p.k == 1),
         stream: isa == Isa::Avx512
             && p.beta == V::ZERO
             && m.saturating_mul(p.k)
@@ -1124,7 +1135,14 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         // chunk's; `g8` only on the AVX-512 path; the groups were found on A's structure
         // (`Problem::groups`).
         unsafe {
-            // Gathers sum in their own order, which the grouped kernel does not keep.
+            // Gathers sum in their own order, which neither the diagonal nor the grouped
+            // kernel keeps.
+            #[cfg(target_arch = "x86_64")]
+            if let Some((dr, first)) = d.diags.filter(|_| AVX512 && !g8)
+                && spmv::diag_rows::<V, R>(a, dr, first, lo, hi, d)
+            {
+                return;
+            }
             if let Some((g, first)) = d.groups.filter(|_| FMA && !g8)
                 && spmv::grouped_rows::<V, R, false>(a, g, first, lo, hi, d)
             {

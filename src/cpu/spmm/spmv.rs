@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::rows::{RawIdx, RawRows, SparseRows, bad_row};
 use super::{Dense, Layout, SpmmScalar, madd, store};
+use crate::cpu::diag_runs::DiagRuns;
 use crate::cpu::row_groups::RowGroups;
 
 /// Rows `[lo, hi)` of y.
@@ -293,6 +294,37 @@ fn raw_setup<'a, V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
     Some((raw, chk))
 }
 
+/// Runs `$body` with `$k`, the [`Kern`] of A's arrays as stored (`$raw`, pointers shifted
+/// by the base as in `raw_kernel`; one instantiation per pair of index types) and Y from
+/// row `$lo`. Inside `unsafe`, where Y's rows from `$lo` are the caller's.
+macro_rules! with_kern {
+    ($a:expr, $d:expr, $raw:expr, $chk:expr, $lo:expr, $k:ident => $body:expr) => {{
+        let b = $raw.base;
+        let vals = $raw.vals.as_ptr().wrapping_sub(b);
+        let x = $d.x.as_ptr().wrapping_sub(b);
+        let y = $d.y.at($lo).sub($lo);
+        let p = (vals, x, y);
+        match ($raw.offs, $raw.cols) {
+            (RawIdx::I32(o), RawIdx::I32(c)) => {
+                let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
+                $body
+            }
+            (RawIdx::I32(o), RawIdx::I64(c)) => {
+                let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
+                $body
+            }
+            (RawIdx::I64(o), RawIdx::I32(c)) => {
+                let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
+                $body
+            }
+            (RawIdx::I64(o), RawIdx::I64(c)) => {
+                let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
+                $body
+            }
+        }
+    }};
+}
+
 /// Rows `[lo, hi)` of y with A's row groups (PETSc's inodes): each group's column indices
 /// and its entries of X are read once for all its rows (a 3-row node of an elasticity
 /// matrix reads a third of the indices). Every row is summed in `raw_kernel`'s four chains
@@ -322,45 +354,21 @@ pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: 
         return false;
     }
     super::count_path(|n| n.spmv_grouped += 1);
-    let b = raw.base;
-    let vals = raw.vals.as_ptr().wrapping_sub(b);
-    let x = d.x.as_ptr().wrapping_sub(b);
+    let g = Groups {
+        groups,
+        first,
+        lo,
+        hi,
+    };
     // SAFETY: forwarded contract; Y's rows [lo, hi) are ours.
     unsafe {
-        let y = d.y.at(lo).sub(lo);
-        let g = Groups {
-            groups,
-            first,
-            lo,
-            hi,
-        };
-        macro_rules! go {
-            ($o:expr, $c:expr) => {{
-                let (o, c) = ($o.as_ptr(), $c.as_ptr().wrapping_sub(b));
-                let k = Kern {
-                    a,
-                    chk: &chk,
-                    offs: o,
-                    cols: c,
-                    vals,
-                    x,
-                    y,
-                    alpha: d.alpha,
-                    beta: d.beta,
-                };
-                if d.beta == V::ZERO {
-                    grouped_kernel::<V, R, _, _, true, CHECK>(&g, &k)
-                } else {
-                    grouped_kernel::<V, R, _, _, false, CHECK>(&g, &k)
-                }
-            }};
-        }
-        match (raw.offs, raw.cols) {
-            (RawIdx::I32(o), RawIdx::I32(c)) => go!(o, c),
-            (RawIdx::I32(o), RawIdx::I64(c)) => go!(o, c),
-            (RawIdx::I64(o), RawIdx::I32(c)) => go!(o, c),
-            (RawIdx::I64(o), RawIdx::I64(c)) => go!(o, c),
-        }
+        with_kern!(a, d, raw, chk, lo, k => {
+            if d.beta == V::ZERO {
+                grouped_kernel::<V, R, _, _, true, CHECK>(&g, &k)
+            } else {
+                grouped_kernel::<V, R, _, _, false, CHECK>(&g, &k)
+            }
+        })
     }
     true
 }
@@ -390,6 +398,29 @@ struct Kern<'a, V, R, O, C> {
     y: *mut V,
     alpha: V,
     beta: V,
+}
+
+impl<'a, V: SpmmScalar, R, O, C> Kern<'a, V, R, O, C> {
+    fn new(
+        a: &'a R,
+        chk: &'a Check,
+        offs: *const O,
+        cols: *const C,
+        (vals, x, y): (*const V, *const V, *mut V),
+        d: &Dense<V>,
+    ) -> Self {
+        Kern {
+            a,
+            chk,
+            offs,
+            cols,
+            vals,
+            x,
+            y,
+            alpha: d.alpha,
+            beta: d.beta,
+        }
+    }
 }
 
 /// The loop of `grouped_rows`: groups of 1 to 4 rows, one instantiation per size.
@@ -523,6 +554,143 @@ unsafe fn group<
             let v = k.alpha * ((a[0] + a[1]) + (a[2] + a[3]));
             let yi = k.y.add(r0 + r);
             *yi = if BETA0 { v } else { v + k.beta * *yi };
+        }
+    }
+}
+
+/// Rows `[lo, hi)` of y with A's diagonal runs ([`DiagRuns`]): each of its blocks of `V::L`
+/// rows inside the range summed from the runs' copy of the values, lane l for row l, entry
+/// j of every row in chain j % 4 in order, as `raw_kernel` sums one row (same bits); the
+/// rows between blocks by `raw_kernel`. Returns false, having done nothing, where A's arrays
+/// are not available as stored, X or Y are strided, the blocks are not `V::L` rows or
+/// the blocks in range would read X outside its rows.
+///
+/// # Safety
+/// As for `rows` (rows `[lo, hi)` checked), on the AVX-512 path; A's row 0 is row `first`
+/// of the analysed matrix, and A has its structure and values.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn diag_rows<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    dr: &DiagRuns<V>,
+    first: usize,
+    lo: usize,
+    hi: usize,
+    d: &Dense<V>,
+) -> bool {
+    let Some((raw, chk)) = raw_setup::<V, R, false>(a, d) else {
+        return false;
+    };
+    let w = V::L;
+    if dr.width() != w || dr.nrows() < first + hi {
+        return false;
+    }
+    let blocks = dr.blocks();
+    let b0 = blocks.partition_point(|&r| r < first + lo);
+    let b1 = blocks.partition_point(|&r| r + w <= first + hi).max(b0);
+    if b0 < b1 {
+        // The first and last blocks bound every X index the blocks read.
+        let offs = dr.offsets();
+        let dmin = offs.iter().copied().min().unwrap_or(0);
+        let dmax = offs.iter().copied().max().unwrap_or(0);
+        if (blocks[b0] as isize) + dmin < 0
+            || (blocks[b1 - 1] + w - 1) as isize + dmax >= d.x_rows as isize
+        {
+            return false;
+        }
+    }
+    super::count_path(|n| n.spmv_diag += 1);
+    // SAFETY: forwarded contract; Y's rows [lo, hi) are ours; the blocks' X indices were
+    // bounded above.
+    unsafe {
+        let rows = (first, lo, hi);
+        with_kern!(a, d, raw, chk, lo, k => {
+            if d.beta == V::ZERO {
+                diag_kernel::<V, R, _, _, true>(dr, b0..b1, d.x.as_ptr(), rows, &k)
+            } else {
+                diag_kernel::<V, R, _, _, false>(dr, b0..b1, d.x.as_ptr(), rows, &k)
+            }
+        })
+    }
+    true
+}
+
+/// The loop of `diag_rows`: blocks `bs` (inside rows `[lo, hi)` of A, A's row 0 being row
+/// `first` of the analysed matrix), the rows between them and after the last by
+/// `raw_kernel`. `xd`: X unshifted (row 0).
+///
+/// # Safety
+/// As for `diag_rows`, after its checks.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn diag_kernel<V: SpmmScalar, R: SparseRows<V>, O: Ix, C: Ix, const BETA0: bool>(
+    dr: &DiagRuns<V>,
+    bs: std::ops::Range<usize>,
+    xd: *const V,
+    (first, lo, hi): (usize, usize, usize),
+    k: &Kern<'_, V, R, O, C>,
+) {
+    let (w, offs, dv) = (V::L, dr.offsets(), dr.values().as_ptr());
+    let nd = offs.len();
+    let mut cur = lo;
+    // SAFETY (all reads and writes): per the contract; block b's values are entries
+    // [b * nd * w, (b + 1) * nd * w) of the copy, its rows' X indices were bounded by the
+    // caller, and its rows of Y lie in [lo, hi).
+    unsafe {
+        let (al, be) = (V::splat(k.alpha), V::splat(k.beta));
+        let csr = |lo: usize, hi: usize| {
+            raw_kernel::<V, R, O, C, BETA0, false, false>(
+                k.a, k.chk, k.offs, k.cols, k.vals, k.x, k.y, lo, hi, k.alpha, k.beta,
+            )
+        };
+        for b in bs {
+            let t = dr.blocks()[b];
+            let r = t - first;
+            if cur < r {
+                csr(cur, r);
+            }
+            let v = dv.add(b * nd * w);
+            let xb = xd.add(t);
+            let term = |j: usize, acc| {
+                V::fma(
+                    V::load(v.add(j * w)),
+                    V::load(xb.wrapping_offset(offs[j])),
+                    acc,
+                )
+            };
+            let (mut a0, mut a1, mut a2, mut a3) = (V::zero(), V::zero(), V::zero(), V::zero());
+            let mut j = 0;
+            while j + 4 <= nd {
+                a0 = term(j, a0);
+                a1 = term(j + 1, a1);
+                a2 = term(j + 2, a2);
+                a3 = term(j + 3, a3);
+                j += 4;
+            }
+            if j < nd {
+                a0 = term(j, a0);
+                if j + 1 < nd {
+                    a1 = term(j + 1, a1);
+                    if j + 2 < nd {
+                        a2 = term(j + 2, a2);
+                    }
+                }
+            }
+            let s = V::vmul(al, V::vadd(V::vadd(a0, a1), V::vadd(a2, a3)));
+            let yp = k.y.add(r);
+            V::store(
+                yp,
+                if BETA0 {
+                    s
+                } else {
+                    V::vadd(s, V::vmul(be, V::load(yp)))
+                },
+            );
+            cur = r + w;
+        }
+        if cur < hi {
+            csr(cur, hi);
         }
     }
 }
