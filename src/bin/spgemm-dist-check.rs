@@ -445,6 +445,9 @@ fn run_case<V: Val, O: Idx + Erase, I: Idx + Erase>(
     let n = if c.rect { m / 2 + 5 } else { m };
     let a = if c.band && c.nodes {
         gen_band_nodes(m, n, c.seed)
+    } else if c.band && c.power {
+        // Thousands of power-law rows per rank (an SpMV plan keeps them in length order).
+        gen_matrix(m, n, true, c.seed)
     } else if c.band {
         gen_band(m, n, c.seed)
     } else {
@@ -1126,13 +1129,16 @@ fn main() {
                 }
             }
         }
-        // SpMV by row groups (rows in nodes of three) and by diagonal runs (the square
-        // band: its copy of values made again by `update_values`), cut by the ranks' ranges
-        // and by the inner run at any row, through 1D-halo and sA-1.5D.
-        for (alg, nodes) in [
-            (Algorithm::Halo1D, true),
-            (Algorithm::SA15D, true),
-            (Algorithm::SA15D, false),
+        // SpMV by row groups (rows in nodes of three), by diagonal runs (the square band)
+        // and in length order (power-law rows; the last two with a copy of the values that
+        // `update_values` makes again), cut by the ranks' ranges and by the inner run at any
+        // row, through 1D-halo and sA-1.5D.
+        for (alg, nodes, power) in [
+            (Algorithm::Halo1D, true, false),
+            (Algorithm::SA15D, true, false),
+            (Algorithm::SA15D, false, false),
+            (Algorithm::Halo1D, false, true),
+            (Algorithm::SA15D, false, true),
         ] {
             for layout in [Layout::RowMajor, Layout::ColMajor] {
                 for (rect, dist) in [(false, 0), (true, 1), (false, 2)] {
@@ -1144,7 +1150,7 @@ fn main() {
                         layout,
                         rect,
                         dist,
-                        power: false,
+                        power,
                         band: true,
                         nodes,
                         types: (seed % 3) as usize,

@@ -320,9 +320,10 @@ pub(super) mod on {
     use crate::common::csr::{CsrRef, IndexSlice, OffsetSlice};
     use crate::common::options::{Backend, Layout, Op};
     use crate::cpu::diag_runs::DiagRuns;
+    use crate::cpu::length_order::LengthOrder;
     use crate::cpu::row_groups::RowGroups;
-    use crate::cpu::spmm::Isa;
     use crate::cpu::spmm::entry::{self, Operands, PackValue};
+    use crate::cpu::spmm::{Isa, SpmvPrep};
     use crate::cuda;
     use crate::dist::{self, DistScalar, NodePrep, NodeSpmm, Plan, Tile};
     use crate::error::{Status, err};
@@ -379,25 +380,52 @@ pub(super) mod on {
             let ctx = self.e.cpu_ctx(self.o);
             // The backend validated the tile: the kernels skip their per-block checks.
             let ab = (alpha, beta);
-            let groups = prep.and_then(|(p, first)| Some((p.downcast_ref::<RowGroups>()?, first)));
-            let diags = prep.and_then(|(p, first)| Some((p.downcast_ref::<DiagRuns<V>>()?, first)));
-            entry::spmm_grouped(&ctx, Op::NonTranspose, ab, &a, None, true, groups, diags, d)
+            let spmv = prep.and_then(|(p, first)| {
+                let s = if let Some(g) = p.downcast_ref::<RowGroups>() {
+                    SpmvPrep::Groups(g)
+                } else if let Some(dr) = p.downcast_ref::<DiagRuns<V>>() {
+                    SpmvPrep::Diags(dr)
+                } else {
+                    SpmvPrep::Ordered(p.downcast_ref::<LengthOrder<V>>()?)
+                };
+                Some((s, first))
+            });
+            entry::spmm_grouped(&ctx, Op::NonTranspose, ab, &a, None, true, spmv, d)
         }
     }
 
-    /// The diagonal runs of a tile whose values are `av`, in blocks of one 512-bit vector
-    /// of rows (`spmv::diag_rows`).
-    fn diag_prep<W: Scalar>(
-        a: &Tile<'_, impl DistScalar>,
-        av: &[W],
+    /// An analysis of a tile whose values are `av` that holds a copy of them: its diagonal
+    /// runs (`diag`, blocks of one 512-bit vector of rows) or its rows in length order;
+    /// with the bytes it holds, at most `budget`.
+    fn copy_prep<V: DistScalar>(
+        a: &Tile<'_, V>,
+        av: ValueSlice<'_>,
+        diag: bool,
         budget: usize,
-    ) -> Result<Option<(DiagRuns<W>, usize)>> {
-        let t = retyped(a, av)?;
-        let d = DiagRuns::detect(&t, 64 / std::mem::size_of::<W>(), budget)?;
-        Ok(d.map(|d| {
-            let b = d.bytes();
-            (d, b)
-        }))
+    ) -> Result<Option<(NodePrep, usize)>> {
+        fn typed<W: Scalar>(
+            t: CsrRef<'_, i64, i32, W>,
+            diag: bool,
+            budget: usize,
+        ) -> Result<Option<(NodePrep, usize)>> {
+            Ok(if diag {
+                let width = 64 / std::mem::size_of::<W>();
+                DiagRuns::detect(&t, width, budget)?.map(|d| {
+                    let b = d.bytes();
+                    (Box::new(d) as NodePrep, b)
+                })
+            } else {
+                LengthOrder::detect(&t, budget)?.map(|o| {
+                    let b = o.bytes();
+                    (Box::new(o) as NodePrep, b)
+                })
+            })
+        }
+        match av {
+            ValueSlice::F32(v) => typed(retyped(a, v)?, diag, budget),
+            ValueSlice::F64(v) => typed(retyped(a, v)?, diag, budget),
+            _ => Ok(None),
+        }
     }
 
     /// The tile with its values as the concrete type `W`, which is `V` (the erased slice
@@ -444,16 +472,19 @@ pub(super) mod on {
             }
         }
 
-        /// SpMV plans on the CPU keep the tile's diagonal runs (a copy of their values,
-        /// within `budget` bytes) where it has them and the AVX-512 kernels without fast
-        /// gathers run, else its row groups (PETSc's inodes) where it has them.
+        /// SpMV plans on the CPU keep, of the analyses their kernels use, the first the tile
+        /// has: its diagonal runs (a copy of their values; the AVX-512 kernels), its row
+        /// groups (PETSc's inodes), its rows in length order (a copy of the tile); copies
+        /// only where the CPU runs the products, within `budget` bytes. None where gathers
+        /// sum the rows (`fast_gather`: an order these kernels do not keep).
         fn spmm_prepare<V: DistScalar>(
             &self,
             a: Tile<'_, V>,
             k: usize,
             budget: usize,
         ) -> Result<Option<(NodePrep, usize)>> {
-            if k != 1 {
+            let isa = Isa::detect();
+            if k != 1 || isa == Isa::Base || crate::platform::isa::fast_gather() {
                 return Ok(None);
             }
             let cpu_only = match self.o.backend {
@@ -461,25 +492,21 @@ pub(super) mod on {
                 Backend::Cuda => false,
                 Backend::Auto => self.e.gpu().is_err(),
             };
-            if cpu_only && Isa::detect() == Isa::Avx512 && !crate::platform::isa::fast_gather() {
-                let found = match V::erase(a.values().unwrap_or(&[])) {
-                    ValueSlice::F32(av) => self
-                        .local(|| diag_prep::<f32>(&a, av, budget))?
-                        .map(|(p, b)| (Box::new(p) as NodePrep, b)),
-                    ValueSlice::F64(av) => self
-                        .local(|| diag_prep::<f64>(&a, av, budget))?
-                        .map(|(p, b)| (Box::new(p) as NodePrep, b)),
-                    _ => None,
-                };
-                if found.is_some() {
-                    return Ok(found);
-                }
+            let av = V::erase(a.values().unwrap_or(&[]));
+            if cpu_only
+                && isa == Isa::Avx512
+                && let Some(p) = self.local(|| copy_prep(&a, av, true, budget))?
+            {
+                return Ok(Some(p));
             }
-            let g = self.local(|| RowGroups::detect(&a))?;
-            Ok(g.map(|g| {
+            if let Some(g) = self.local(|| RowGroups::detect(&a))? {
                 let bytes = g.bytes();
-                (Box::new(g) as NodePrep, bytes)
-            }))
+                return Ok(Some((Box::new(g) as NodePrep, bytes)));
+            }
+            if cpu_only {
+                return self.local(|| copy_prep(&a, av, false, budget));
+            }
+            Ok(None)
         }
 
         fn local<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {

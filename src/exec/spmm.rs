@@ -19,6 +19,7 @@ use crate::common::options::{Backend, Layout, Op, Options};
 use crate::common::slices::ValueSliceMut;
 use crate::cpu::Ctx;
 use crate::cpu::row_groups::RowGroups;
+use crate::cpu::spmm::SpmvPrep;
 use crate::cpu::spmm::entry::{self, Analysis, Operands};
 use crate::cpu::spmm::generic;
 use crate::cuda::{self, Gpu};
@@ -189,7 +190,16 @@ macro_rules! cpu_spmm {
         generic::spmm($ctx, $op, $ab, $a, $an, $chk, $d)
     }};
     (real, $ctx:expr, $op:expr, $ab:expr, $a:expr, $an:expr, $chk:expr, $g:expr, $d:expr) => {
-        entry::spmm_grouped($ctx, $op, $ab, $a, $an, $chk, $g.map(|g| (g, 0)), None, $d)
+        entry::spmm_grouped(
+            $ctx,
+            $op,
+            $ab,
+            $a,
+            $an,
+            $chk,
+            $g.map(|g| (SpmvPrep::Groups(g), 0)),
+            $d,
+        )
     };
 }
 

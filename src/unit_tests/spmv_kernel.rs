@@ -10,7 +10,7 @@
 
 use spgemm::CsrRef;
 use spgemm::cpu::spmm::rows::{CsrRows, SparseRows};
-use spgemm::cpu::spmm::{self as kern, Isa, Layout, Problem, SpmmScalar};
+use spgemm::cpu::spmm::{self as kern, Isa, Layout, Problem, SpmmScalar, SpmvPrep};
 use spgemm::types::{Idx, Scalar};
 
 struct Rng(u64);
@@ -127,8 +127,7 @@ fn run<O: Idx, I: Idx, V: SpmmScalar>(
         pack: None,
         pack_vecs: 0,
         pack_window: 0,
-        groups: None,
-        diags: None,
+        spmv: None,
     };
     let (streamed, gathered) = pool.install(|| {
         let before = kern::path_counts();
@@ -475,18 +474,15 @@ fn grouped_matrix(rng: &mut Rng, nrows: usize, ncols: usize) -> Vec<Vec<(usize, 
 }
 
 /// Y of an SpMV of rows `r0..r1` of `rows` (arrays of their own, as a distributed tile's
-/// runs), A checked in full (`checked`) or by the kernels, with `groups` or `diags` of the
-/// whole matrix (`first` = r0) or without; and the chunks the calling thread summed by
-/// groups or diagonal runs.
+/// runs), A checked in full (`checked`) or by the kernels, with an analysis `prep` of the
+/// whole matrix (`first` = r0) or without; and the chunks the calling thread summed with
+/// the analysis.
 #[allow(clippy::too_many_arguments)]
 fn run_range<O: Idx, I: Idx, V: SpmmScalar>(
     c: &Case,
     (r0, r1): (usize, usize),
     checked: bool,
-    (groups, diags): (
-        Option<&spgemm::cpu::row_groups::RowGroups>,
-        Option<&spgemm::cpu::diag_runs::DiagRuns<V>>,
-    ),
+    prep: Option<SpmvPrep<'_, V>>,
     isa: Isa,
     threads: usize,
     x: &[f64],
@@ -524,10 +520,9 @@ fn run_range<O: Idx, I: Idx, V: SpmmScalar>(
         pack: None,
         pack_vecs: 0,
         pack_window: 0,
-        groups: groups.map(|g| (g, r0)),
-        diags: diags.map(|d| (d, r0)),
+        spmv: prep.map(|s| (s, r0)),
     };
-    let special = |n: kern::PathCounts| n.spmv_grouped + n.spmv_diag;
+    let special = |n: kern::PathCounts| n.spmv_grouped + n.spmv_diag + n.spmv_ordered;
     let grouped = pool.install(|| {
         let before = special(kern::path_counts());
         kern::run(isa, &a, p, None, threads, None);
@@ -580,21 +575,13 @@ fn grouped_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, base: usize) {
                     for (threads, checked) in
                         [(1, true), (2, true), (3, true), (1, false), (3, false)]
                     {
-                        let (want, _) = run_range::<O, I, V>(
-                            &c,
-                            range,
-                            true,
-                            (None, None),
-                            isa,
-                            threads,
-                            &x,
-                            &y,
-                        );
+                        let (want, _) =
+                            run_range::<O, I, V>(&c, range, true, None, isa, threads, &x, &y);
                         let (got, n) = run_range::<O, I, V>(
                             &c,
                             range,
                             checked,
-                            (Some(&groups), None),
+                            Some(SpmvPrep::Groups(&groups)),
                             isa,
                             threads,
                             &x,
@@ -670,9 +657,17 @@ fn spmv_checked_row_groups_on_a_changed_structure() {
         let (y, _) = vector(&mut rng, changed.len(), &c, f64::NAN);
         for &isa in &isas {
             let all = (0, changed.len());
-            let (want, _) = run_range::<i32, i32, f64>(&c, all, true, (None, None), isa, 1, &x, &y);
-            let (got, n) =
-                run_range::<i32, i32, f64>(&c, all, false, (Some(&groups), None), isa, 1, &x, &y);
+            let (want, _) = run_range::<i32, i32, f64>(&c, all, true, None, isa, 1, &x, &y);
+            let (got, n) = run_range::<i32, i32, f64>(
+                &c,
+                all,
+                false,
+                Some(SpmvPrep::Groups(&groups)),
+                isa,
+                1,
+                &x,
+                &y,
+            );
             assert_eq!(got, want, "{layout:?} {isa:?}");
             if !(isa == Isa::Avx512 && spgemm::platform::isa::fast_gather()) {
                 assert!(
@@ -706,7 +701,7 @@ fn spmv_checked_row_groups_on_a_changed_structure() {
                 &c,
                 (0, bad.len()),
                 false,
-                (Some(&groups), None),
+                Some(SpmvPrep::Groups(&groups)),
                 isa,
                 1,
                 &x,
@@ -751,6 +746,58 @@ fn diag_matrix(
         .collect()
 }
 
+/// An SpMV with the analysis `prep` of the whole matrix `rows` (`ncols` columns, stored
+/// from `base`) gives the bits of the one without, over rows `ranges`, both layouts (a
+/// padded one strided), beta = 0 over NaN and beta != 0, 1-3 threads, every ISA the machine
+/// has; with one thread the analysis is used exactly where `taken(isa)` and X and Y have
+/// unit strides.
+fn prep_same_bits<O: Idx, I: Idx, V: SpmmScalar>(
+    rng: &mut Rng,
+    (rows, ncols, base): (&[Vec<(usize, f64)>], usize, usize),
+    prep: SpmvPrep<'_, V>,
+    ranges: &[(usize, usize)],
+    taken: impl Fn(Isa) -> bool,
+    what: &str,
+) {
+    for layout in [Layout::ColMajor, Layout::RowMajor] {
+        for (pad, alpha, beta) in [(0, 1.0, 0.0), (0, -0.75, 0.5), (2, 1.25, 0.0)] {
+            let c = Case {
+                rows,
+                ncols,
+                base,
+                layout,
+                pad,
+                alpha,
+                beta,
+            };
+            let (x, _) = vector(rng, ncols, &c, 0.0);
+            let fill = if beta == 0.0 { f64::NAN } else { 0.0 };
+            let (y, _) = vector(rng, rows.len(), &c, fill);
+            for &range in ranges {
+                for isa in [Isa::Base, Isa::Avx2, Isa::Avx512] {
+                    if !isa.available() {
+                        continue;
+                    }
+                    for threads in [1, 2, 3] {
+                        let run =
+                            |p| run_range::<O, I, V>(&c, range, true, p, isa, threads, &x, &y);
+                        let (want, _) = run(None);
+                        let (got, n) = run(Some(prep));
+                        let at = format!(
+                            "{layout:?} pad {pad} beta {beta} rows {range:?} {isa:?} threads {threads}"
+                        );
+                        assert_eq!(got, want, "{at}");
+                        let unit = pad == 0 || layout == Layout::ColMajor;
+                        if threads == 1 {
+                            assert_eq!(n > 0, taken(isa) && unit, "{at}: {n} chunks {what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The SpMV by diagonal runs (`spmv::diag_rows`, the distributed SpMV plans' stencil
 /// tiles) gives the CSR kernel's bits: patterns of 1 to 9 diagonals (every tail length of
 /// the four chains), runs broken by short and long rows and by the borders, blocks cut by
@@ -783,59 +830,22 @@ fn diag_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, base: usize) {
                 .unwrap()
                 .is_none()
         );
-        for layout in [Layout::ColMajor, Layout::RowMajor] {
-            for (pad, alpha, beta) in [(0, 1.0, 0.0), (0, -0.75, 0.5), (2, 1.25, 0.0)] {
-                let c = Case {
-                    rows: &rows,
-                    ncols: m,
-                    base,
-                    layout,
-                    pad,
-                    alpha,
-                    beta,
-                };
-                let (x, _) = vector(&mut rng, m, &c, 0.0);
-                let fill = if beta == 0.0 { f64::NAN } else { 0.0 };
-                let (y, _) = vector(&mut rng, m, &c, fill);
-                for range in [
-                    (0, m),
-                    (5, m - 3),
-                    (7, 7 + m / 2),
-                    (3 * width + 1, 5 * width - 1),
-                ] {
-                    for isa in [Isa::Avx2, Isa::Avx512] {
-                        if !isa.available() {
-                            continue;
-                        }
-                        for threads in [1, 2, 3] {
-                            let run = |d| {
-                                run_range::<O, I, V>(
-                                    &c,
-                                    range,
-                                    true,
-                                    (None, d),
-                                    isa,
-                                    threads,
-                                    &x,
-                                    &y,
-                                )
-                            };
-                            let (want, _) = run(None);
-                            let (got, n) = run(Some(&dr));
-                            let at = format!(
-                                "{offs:?} {layout:?} pad {pad} beta {beta} rows {range:?} {isa:?} threads {threads}"
-                            );
-                            assert_eq!(got, want, "{at}");
-                            let unit = pad == 0 || layout == Layout::ColMajor;
-                            if threads == 1 {
-                                let taken = isa == Isa::Avx512 && unit && !gather;
-                                assert_eq!(n > 0, taken, "{at}: {n} chunks by diagonals");
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let ranges = [
+            (0, m),
+            (5, m - 3),
+            (7, 7 + m / 2),
+            (3 * width + 1, 5 * width - 1),
+        ];
+        let taken = |isa: Isa| isa == Isa::Avx512 && !gather;
+        let what = format!("{offs:?} by diagonals");
+        prep_same_bits::<O, I, V>(
+            &mut rng,
+            (&rows, m, base),
+            SpmvPrep::Diags(&dr),
+            &ranges,
+            taken,
+            &what,
+        );
     }
     // A 7-point stencil on a 24^3 grid: the interior pattern is found, though every 24th
     // row starts a grid line (a sample stride in phase with the grid would see boundary
@@ -885,4 +895,65 @@ fn spmv_diagonal_runs_give_the_csr_bits() {
     diag_same_bits::<i32, i32, f64>(51, 0);
     diag_same_bits::<i64, i64, f32>(52, 1);
     diag_same_bits::<u64, i32, f64>(53, 1);
+}
+
+/// The SpMV in length order (`spmv::ordered_rows`, the distributed SpMV plans' tiles with
+/// rows of varied length) gives the CSR kernel's bits: rows of 0 to 40 entries (every tail
+/// length), three windows and a partial one, windows cut by the chunks of 1-3 threads and
+/// by the ends of a range (`first`), beta = 0 over NaN and beta != 0, both layouts, both
+/// FMA paths; and it is taken wherever the FMA kernels read A's arrays with unit strides
+/// and no gathers. Rows of one length, or a budget below the copy, give no order.
+fn ordered_same_bits<O: Idx, I: Idx, V: SpmmScalar>(seed: u64, base: usize) {
+    use spgemm::cpu::length_order::{LengthOrder, WINDOW};
+    let mut rng = Rng(seed);
+    let gather = spgemm::platform::isa::fast_gather();
+    let (m, ncols) = (3 * WINDOW + 300, 700);
+    let rows: Vec<Vec<(usize, f64)>> = (0..m)
+        .map(|i| {
+            let n = if i % 7 == 0 {
+                rng.below(41)
+            } else {
+                rng.below(9)
+            };
+            (0..n).map(|_| (rng.below(ncols), rng.val())).collect()
+        })
+        .collect();
+    let (o, c, v) = arrays::<i64, i32, V>(&rows, 0);
+    let whole = CsrRef::new(m, ncols, 0, &o, &c, Some(&v)).unwrap();
+    let ord = LengthOrder::detect(&whole, usize::MAX)
+        .unwrap()
+        .expect("rows of varied length are ordered");
+    assert!(
+        LengthOrder::detect(&whole, ord.bytes() - 1)
+            .unwrap()
+            .is_none()
+    );
+    let ranges = [
+        (0, m),
+        (5, m - 3),
+        (WINDOW, m),
+        (7, 2 * WINDOW + 9),
+        (9, 900),
+    ];
+    let taken = |isa: Isa| isa != Isa::Base && !(gather && isa == Isa::Avx512);
+    let prep = SpmvPrep::Ordered(&ord);
+    prep_same_bits::<O, I, V>(
+        &mut rng,
+        (&rows, ncols, base),
+        prep,
+        &ranges,
+        taken,
+        "in length order",
+    );
+    let band = diag_matrix(&mut rng, 2 * WINDOW, &[-3, 0, 3], 1 << 20, 1 << 20);
+    let (o, c, v) = arrays::<i64, i32, V>(&band, 0);
+    let whole = CsrRef::new(band.len(), band.len(), 0, &o, &c, Some(&v)).unwrap();
+    assert!(LengthOrder::detect(&whole, usize::MAX).unwrap().is_none());
+}
+
+#[test]
+fn spmv_length_order_gives_the_csr_bits() {
+    ordered_same_bits::<i32, i32, f64>(61, 0);
+    ordered_same_bits::<i64, i64, f32>(62, 1);
+    ordered_same_bits::<u64, i32, f64>(63, 1);
 }

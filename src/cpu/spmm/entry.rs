@@ -3,14 +3,12 @@
 //! A^T, the transposed structure). Argument checks and the backend choice are made above.
 
 use super::rows::{CsrRows, SparseRows, TransposedRows};
-use super::{self as kern, Isa, PackScratch, Problem, SpmmScalar};
+use super::{self as kern, Isa, PackScratch, Problem, SpmmScalar, SpmvPrep};
 use crate::common::csr::CsrRef;
 use crate::common::memory::{Footprint, bytes_of};
 use crate::common::options::{Layout, Op};
 use crate::common::transpose::Transpose;
 use crate::cpu::Ctx;
-use crate::cpu::diag_runs::DiagRuns;
-use crate::cpu::row_groups::RowGroups;
 use crate::error::{Error, Result, Status};
 use crate::platform::alloc::try_filled;
 use crate::platform::workers::call_overhead_bytes;
@@ -122,10 +120,9 @@ pub struct Operands<'x, V> {
 
 /// Y = alpha * op(A) * X + beta * Y on the CPU. `a_checked`: A was validated in full in
 /// this call, so the kernels may skip their per-block checks. `analysis`, if given, was
-/// made for A's structure and `op`. `groups`: A's row groups for an SpMV
-/// (`kern::Problem::groups`: found on A's current structure; A is rows `first..` of the
-/// grouped matrix); `diags`: A's diagonal runs likewise (`kern::Problem::diags`, found on
-/// A's structure and values, A checked in full).
+/// made for A's structure and `op`. `spmv`: an analysis of A for an SpMV and the row of
+/// the analysed matrix that A's row 0 is (`kern::Problem::spmv`; those with a copy of A's
+/// values are ignored unless `a_checked`).
 #[allow(clippy::too_many_arguments)]
 pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
     ctx: &Ctx<'_>,
@@ -134,8 +131,7 @@ pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
     a: &CsrRef<'_, O, I, V>,
     analysis: Option<&Analysis>,
     a_checked: bool,
-    groups: Option<(&RowGroups, usize)>,
-    diags: Option<(&DiagRuns<V>, usize)>,
+    spmv: Option<(SpmvPrep<'_, V>, usize)>,
     d: Operands<'_, V>,
 ) -> Result<()> {
     let isa = Isa::detect();
@@ -167,8 +163,7 @@ pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
             pack: None,
             pack_vecs: 0,
             pack_window: 0,
-            groups: None,
-            diags: None,
+            spmv: None,
         };
         on_pool::<V, _>(ctx, &NoRows(y_rows), k, |t, pool| {
             kern::run(isa, &NoRows(y_rows), p, None, t, pool)
@@ -198,8 +193,7 @@ pub fn spmm_grouped<O: Idx, I: Idx, V: PackValue>(
         pack: None,
         pack_vecs: 0,
         pack_window: 0,
-        groups: groups.filter(|_| op == Op::NonTranspose),
-        diags: diags.filter(|_| op == Op::NonTranspose && a_checked),
+        spmv: spmv.filter(|(s, _)| op == Op::NonTranspose && (a_checked || !s.copies_values())),
     };
     match op {
         Op::NonTranspose => {

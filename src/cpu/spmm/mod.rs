@@ -34,6 +34,7 @@ pub mod spmv;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cpu::diag_runs::DiagRuns;
+use crate::cpu::length_order::LengthOrder;
 use crate::cpu::row_groups::RowGroups;
 use crate::types::Scalar;
 use rows::SparseRows;
@@ -123,10 +124,40 @@ pub(crate) struct Dense<'a, V> {
     /// Full, 64-byte aligned vectors of Y may be written with non-temporal stores (AVX-512
     /// kernels): beta = 0 and Y larger than `STREAM_Y_BYTES`.
     pub stream: bool,
-    /// `Problem::groups`.
-    pub groups: Option<(&'a RowGroups, usize)>,
-    /// `Problem::diags`.
-    pub diags: Option<(&'a DiagRuns<V>, usize)>,
+    /// `Problem::spmv`.
+    pub spmv: Option<(SpmvPrep<'a, V>, usize)>,
+}
+
+/// What an analysis of A gives an SpMV (`Problem::spmv`).
+pub enum SpmvPrep<'a, V> {
+    /// Row groups (PETSc's inodes), found on A's current structure (the caller's
+    /// guarantee: a plan's own tile, or A's digest compared with the analysis'): each
+    /// group's column list is read once for all its rows (`spmv::grouped_rows`; with
+    /// `a_checked` false it checks the rows as it reads them).
+    Groups(&'a RowGroups),
+    /// Diagonal runs, with a copy of A's values (`spmv::diag_rows`): only with A checked
+    /// in full and the runs found on A's current structure and values. (Made only by the
+    /// distributed plans, which own their copy of A.)
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    Diags(&'a DiagRuns<V>),
+    /// Rows in length order, with a copy of A (`spmv::ordered_rows`): likewise.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    Ordered(&'a LengthOrder<V>),
+}
+
+impl<V> Clone for SpmvPrep<'_, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<V> Copy for SpmvPrep<'_, V> {}
+
+impl<V> SpmvPrep<'_, V> {
+    /// Whether the kernel reads a copy of A's values (usable only with A checked in full,
+    /// the copy made from A as it is).
+    pub fn copies_values(&self) -> bool {
+        !matches!(self, SpmvPrep::Groups(_))
+    }
 }
 
 /// Buffers for the packed panel of X, one per value type (see `run`).
@@ -174,16 +205,9 @@ pub struct Problem<'a, V> {
     /// Rows of the ring each part packs X's window into (`window_plan`), or 0 when X is
     /// packed whole (`pack_vecs`). `pack` then holds `window_len` entries.
     pub pack_window: usize,
-    /// Row groups of A for an SpMV, found on A's current structure (the caller's guarantee:
-    /// a plan's own tile, or A's digest compared with the analysis'), and the row of the
-    /// grouped matrix that A's row 0 is (A may be a range of its rows): each group's column
-    /// list is read once for all its rows (`spmv::grouped_rows`; with `a_checked` false it
-    /// checks the rows as it reads them). Ignored for k > 1.
-    pub groups: Option<(&'a RowGroups, usize)>,
-    /// Diagonal runs of A for an SpMV with A checked in full (`a_checked`), found on A's
-    /// current structure and values, and the row of the analysed matrix that A's row 0 is
-    /// (`spmv::diag_rows`; used before the groups). Ignored for k > 1.
-    pub diags: Option<(&'a DiagRuns<V>, usize)>,
+    /// An analysis of A for an SpMV ([`SpmvPrep`]) and the row of the analysed matrix that
+    /// A's row 0 is (A may be a range of its rows). Ignored for k > 1.
+    pub spmv: Option<(SpmvPrep<'a, V>, usize)>,
 }
 
 pub use crate::common::check::dense_len;
@@ -286,6 +310,8 @@ pub struct PathCounts {
     pub spmv_grouped: usize,
     /// SpMV chunks summed by diagonal runs (`spmv::diag_rows`).
     pub spmv_diag: usize,
+    /// SpMV chunks summed in length order (`spmv::ordered_rows`).
+    pub spmv_ordered: usize,
     /// Column panels computed from packed X (`run_packed`).
     pub packed_panels: usize,
     /// Products through the window rings (`run_window`).
@@ -303,6 +329,7 @@ thread_local! {
             spmv_gather: 0,
             spmv_grouped: 0,
             spmv_diag: 0,
+            spmv_ordered: 0,
             packed_panels: 0,
             window_calls: 0,
             ring_blocks: 0,
@@ -474,8 +501,7 @@ pub fn run<V: SpmmScalar, R: SparseRows<V>>(
         },
         ldy: p.ldy,
         a_checked: p.a_checked,
-        groups: p.groups.filter(|_| p.k == 1),
-        diags: p.diags.filter(|_| p.k == 1),
+        spmv: p.spmv.filter(|_| p.k == 1),
         stream: isa == Isa::Avx512
             && p.beta == V::ZERO
             && m.saturating_mul(p.k)
@@ -1115,7 +1141,7 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         && d.k == 1
         && !d.a_checked
         && unsafe {
-            if let Some((g, first)) = d.groups.filter(|_| !g8)
+            if let Some((SpmvPrep::Groups(g), first)) = d.spmv.filter(|_| !g8)
                 && spmv::grouped_rows::<V, R, true>(a, g, first, lo, hi, d)
             {
                 true
@@ -1135,17 +1161,21 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
         // chunk's; `g8` only on the AVX-512 path; the groups were found on A's structure
         // (`Problem::groups`).
         unsafe {
-            // Gathers sum in their own order, which neither the diagonal nor the grouped
-            // kernel keeps.
-            #[cfg(target_arch = "x86_64")]
-            if let Some((dr, first)) = d.diags.filter(|_| AVX512 && !g8)
-                && spmv::diag_rows::<V, R>(a, dr, first, lo, hi, d)
-            {
-                return;
-            }
-            if let Some((g, first)) = d.groups.filter(|_| FMA && !g8)
-                && spmv::grouped_rows::<V, R, false>(a, g, first, lo, hi, d)
-            {
+            // Gathers sum in their own order, which the kernels of the analyses do not keep.
+            let done = match d.spmv.filter(|_| FMA && !g8) {
+                #[cfg(target_arch = "x86_64")]
+                Some((SpmvPrep::Diags(dr), first)) if AVX512 => {
+                    spmv::diag_rows::<V, R>(a, dr, first, lo, hi, d)
+                }
+                Some((SpmvPrep::Ordered(o), first)) => {
+                    spmv::ordered_rows::<V, R>(a, o, first, lo, hi, d)
+                }
+                Some((SpmvPrep::Groups(g), first)) => {
+                    spmv::grouped_rows::<V, R, false>(a, g, first, lo, hi, d)
+                }
+                _ => false,
+            };
+            if done {
                 return;
             }
             if g8 {

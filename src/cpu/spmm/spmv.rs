@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::rows::{RawIdx, RawRows, SparseRows, bad_row};
 use super::{Dense, Layout, SpmmScalar, madd, store};
 use crate::cpu::diag_runs::DiagRuns;
+use crate::cpu::length_order::{LengthOrder, WINDOW};
 use crate::cpu::row_groups::RowGroups;
 
 /// Rows `[lo, hi)` of y.
@@ -296,9 +297,10 @@ fn raw_setup<'a, V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
 
 /// Runs `$body` with `$k`, the [`Kern`] of A's arrays as stored (`$raw`, pointers shifted
 /// by the base as in `raw_kernel`; one instantiation per pair of index types) and Y from
-/// row `$lo`. Inside `unsafe`, where Y's rows from `$lo` are the caller's.
+/// row `$lo`, and the constant `$b0`: beta = 0. Inside `unsafe`, where Y's rows from
+/// `$lo` are the caller's.
 macro_rules! with_kern {
-    ($a:expr, $d:expr, $raw:expr, $chk:expr, $lo:expr, $k:ident => $body:expr) => {{
+    ($a:expr, $d:expr, $raw:expr, $chk:expr, $lo:expr, $k:ident, $b0:ident => $body:expr) => {{
         let b = $raw.base;
         let vals = $raw.vals.as_ptr().wrapping_sub(b);
         let x = $d.x.as_ptr().wrapping_sub(b);
@@ -307,19 +309,43 @@ macro_rules! with_kern {
         match ($raw.offs, $raw.cols) {
             (RawIdx::I32(o), RawIdx::I32(c)) => {
                 let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
-                $body
+                if $d.beta == V::ZERO {
+                    const $b0: bool = true;
+                    $body
+                } else {
+                    const $b0: bool = false;
+                    $body
+                }
             }
             (RawIdx::I32(o), RawIdx::I64(c)) => {
                 let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
-                $body
+                if $d.beta == V::ZERO {
+                    const $b0: bool = true;
+                    $body
+                } else {
+                    const $b0: bool = false;
+                    $body
+                }
             }
             (RawIdx::I64(o), RawIdx::I32(c)) => {
                 let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
-                $body
+                if $d.beta == V::ZERO {
+                    const $b0: bool = true;
+                    $body
+                } else {
+                    const $b0: bool = false;
+                    $body
+                }
             }
             (RawIdx::I64(o), RawIdx::I64(c)) => {
                 let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
-                $body
+                if $d.beta == V::ZERO {
+                    const $b0: bool = true;
+                    $body
+                } else {
+                    const $b0: bool = false;
+                    $body
+                }
             }
         }
     }};
@@ -362,13 +388,7 @@ pub(crate) unsafe fn grouped_rows<V: SpmmScalar, R: SparseRows<V>, const CHECK: 
     };
     // SAFETY: forwarded contract; Y's rows [lo, hi) are ours.
     unsafe {
-        with_kern!(a, d, raw, chk, lo, k => {
-            if d.beta == V::ZERO {
-                grouped_kernel::<V, R, _, _, true, CHECK>(&g, &k)
-            } else {
-                grouped_kernel::<V, R, _, _, false, CHECK>(&g, &k)
-            }
-        })
+        with_kern!(a, d, raw, chk, lo, k, B0 => grouped_kernel::<V, R, _, _, B0, CHECK>(&g, &k))
     }
     true
 }
@@ -398,6 +418,23 @@ struct Kern<'a, V, R, O, C> {
     y: *mut V,
     alpha: V,
     beta: V,
+}
+
+impl<V: SpmmScalar, R: SparseRows<V>, O: Ix, C: Ix> Kern<'_, V, R, O, C> {
+    /// Rows `[lo, hi)` by `raw_kernel` (cached stores, no checks).
+    ///
+    /// # Safety
+    /// As for `raw_kernel` without `CHECK` on those rows.
+    #[inline(always)]
+    unsafe fn csr<const BETA0: bool>(&self, lo: usize, hi: usize) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            raw_kernel::<V, R, O, C, BETA0, false, false>(
+                self.a, self.chk, self.offs, self.cols, self.vals, self.x, self.y, lo, hi,
+                self.alpha, self.beta,
+            )
+        }
+    }
 }
 
 impl<'a, V: SpmmScalar, R, O, C> Kern<'a, V, R, O, C> {
@@ -604,12 +641,8 @@ pub(crate) unsafe fn diag_rows<V: SpmmScalar, R: SparseRows<V>>(
     // bounded above.
     unsafe {
         let rows = (first, lo, hi);
-        with_kern!(a, d, raw, chk, lo, k => {
-            if d.beta == V::ZERO {
-                diag_kernel::<V, R, _, _, true>(dr, b0..b1, d.x.as_ptr(), rows, &k)
-            } else {
-                diag_kernel::<V, R, _, _, false>(dr, b0..b1, d.x.as_ptr(), rows, &k)
-            }
+        with_kern!(a, d, raw, chk, lo, k, B0 => {
+            diag_kernel::<V, R, _, _, B0>(dr, b0..b1, d.x.as_ptr(), rows, &k)
         })
     }
     true
@@ -639,11 +672,7 @@ unsafe fn diag_kernel<V: SpmmScalar, R: SparseRows<V>, O: Ix, C: Ix, const BETA0
     // caller, and its rows of Y lie in [lo, hi).
     unsafe {
         let (al, be) = (V::splat(k.alpha), V::splat(k.beta));
-        let csr = |lo: usize, hi: usize| {
-            raw_kernel::<V, R, O, C, BETA0, false, false>(
-                k.a, k.chk, k.offs, k.cols, k.vals, k.x, k.y, lo, hi, k.alpha, k.beta,
-            )
-        };
+        let csr = |lo: usize, hi: usize| k.csr::<BETA0>(lo, hi);
         for b in bs {
             let t = dr.blocks()[b];
             let r = t - first;
@@ -691,6 +720,100 @@ unsafe fn diag_kernel<V: SpmmScalar, R: SparseRows<V>, O: Ix, C: Ix, const BETA0
         }
         if cur < hi {
             csr(cur, hi);
+        }
+    }
+}
+
+/// Rows `[lo, hi)` of y with A's rows in length order ([`LengthOrder`]): each window of
+/// the order inside the range summed from the order's copy, row by row in the four chains
+/// (same bits as the CSR kernel, Y's rows written in the window's order), the rows outside
+/// whole windows by `raw_kernel`. Returns false, having done nothing, where A's arrays
+/// are not available as stored, X or Y are strided, or a window in range reads X outside
+/// its rows.
+///
+/// # Safety
+/// As for `rows` (rows `[lo, hi)` checked), on a path compiled with FMA; A's row 0 is row
+/// `first` of the analysed matrix, and A has its structure and values.
+#[inline(always)]
+pub(crate) unsafe fn ordered_rows<V: SpmmScalar, R: SparseRows<V>>(
+    a: &R,
+    lo_: &LengthOrder<V>,
+    first: usize,
+    lo: usize,
+    hi: usize,
+    d: &Dense<V>,
+) -> bool {
+    let Some((raw, chk)) = raw_setup::<V, R, false>(a, d) else {
+        return false;
+    };
+    let m = lo_.nrows();
+    if m < first + hi {
+        return false;
+    }
+    let w0 = (first + lo).div_ceil(WINDOW);
+    let w1 = if first + hi == m {
+        m.div_ceil(WINDOW)
+    } else {
+        (first + hi) / WINDOW
+    }
+    .max(w0);
+    if (w0..w1).any(|w| lo_.col_end(w) > d.x_rows) {
+        return false;
+    }
+    super::count_path(|n| n.spmv_ordered += 1);
+    // SAFETY: forwarded contract; Y's rows [lo, hi) are ours; the windows' columns were
+    // bounded above.
+    unsafe {
+        let rows = (first, lo, hi);
+        with_kern!(a, d, raw, chk, lo, k, B0 => {
+            ordered_kernel::<V, R, _, _, B0>(lo_, w0..w1, d.x.as_ptr(), rows, &k)
+        })
+    }
+    true
+}
+
+/// The loop of `ordered_rows`: windows `ws` (inside rows `[lo, hi)` of A, A's row 0 being
+/// row `first` of the analysed matrix), the rows before and after them by `raw_kernel`.
+/// `xd`: X unshifted (row 0).
+///
+/// # Safety
+/// As for `ordered_rows`, after its checks.
+#[inline]
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
+unsafe fn ordered_kernel<V: SpmmScalar, R: SparseRows<V>, O: Ix, C: Ix, const BETA0: bool>(
+    lo_: &LengthOrder<V>,
+    ws: std::ops::Range<usize>,
+    xd: *const V,
+    (first, lo, hi): (usize, usize, usize),
+    k: &Kern<'_, V, R, O, C>,
+) {
+    let m = lo_.nrows();
+    let (order, offs) = (lo_.order(), lo_.offsets());
+    let (cols, vals) = (lo_.cols().as_ptr(), lo_.values().as_ptr());
+    // SAFETY (all reads and writes): per the contract; a window's positions hold its rows
+    // (in [lo, hi) of A), their entries lie in the copies, and their columns below X's
+    // rows (checked by the caller).
+    unsafe {
+        let csr = |lo: usize, hi: usize| k.csr::<BETA0>(lo, hi);
+        let (start, end) = ((ws.start * WINDOW).min(m), (ws.end * WINDOW).min(m));
+        if start > first + lo {
+            csr(lo, (start - first).min(hi));
+        }
+        for p in start..end {
+            let r = *order.get_unchecked(p) as usize - first;
+            let (s, e) = (*offs.get_unchecked(p), *offs.get_unchecked(p + 1));
+            let sum = chains4(
+                s,
+                e,
+                |q| *vals.add(q),
+                |q| std::ptr::read_volatile(xd.add(*cols.add(q) as usize)),
+            );
+            let v = k.alpha * sum;
+            let yi = k.y.add(r);
+            *yi = if BETA0 { v } else { v + k.beta * *yi };
+        }
+        if end.max(first + lo) < first + hi {
+            csr(end.max(first + lo) - first, hi);
         }
     }
 }
@@ -790,28 +913,39 @@ unsafe fn raw_kernel<
             hi,
             alpha,
             beta,
-            |i, s, e| {
-                let mut acc = [V::ZERO; 4];
-                let mut p = s;
-                while p + 4 <= e {
-                    for (t, acc) in acc.iter_mut().enumerate() {
-                        *acc = madd::<V, true>(*acc, val(p + t), xat(i, p + t));
-                    }
-                    p += 4;
-                }
-                if p < e {
-                    acc[0] = madd::<V, true>(acc[0], val(p), xat(i, p));
-                    if p + 1 < e {
-                        acc[1] = madd::<V, true>(acc[1], val(p + 1), xat(i, p + 1));
-                        if p + 2 < e {
-                            acc[2] = madd::<V, true>(acc[2], val(p + 2), xat(i, p + 2));
-                        }
-                    }
-                }
-                (acc[0] + acc[1]) + (acc[2] + acc[3])
-            },
+            |i, s, e| chains4(s, e, val, |p| xat(i, p)),
         );
     }
+}
+
+/// The sum of entries `[s, e)` of one row in the four chains of this module (entry p - s
+/// into chain (p - s) % 4, fused, combined as (c0 + c1) + (c2 + c3)): `val(p)` times
+/// `xat(p)` for each entry p.
+#[inline(always)]
+fn chains4<V: SpmmScalar>(
+    s: usize,
+    e: usize,
+    val: impl Fn(usize) -> V,
+    mut xat: impl FnMut(usize) -> V,
+) -> V {
+    let mut acc = [V::ZERO; 4];
+    let mut p = s;
+    while p + 4 <= e {
+        for (t, acc) in acc.iter_mut().enumerate() {
+            *acc = madd::<V, true>(*acc, val(p + t), xat(p + t));
+        }
+        p += 4;
+    }
+    if p < e {
+        acc[0] = madd::<V, true>(acc[0], val(p), xat(p));
+        if p + 1 < e {
+            acc[1] = madd::<V, true>(acc[1], val(p + 1), xat(p + 1));
+            if p + 2 < e {
+                acc[2] = madd::<V, true>(acc[2], val(p + 2), xat(p + 2));
+            }
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
 }
 
 /// The row loop of the raw kernels: row i's offsets [s, e) (with `CHECK`, checked before
