@@ -20,7 +20,7 @@ use crate::types::{Idx, Scalar};
 
 /// Rows per window: Y's rows of a window (8 KiB of f64) stay in L1 while they are written
 /// out of order.
-pub const WINDOW: usize = 1024;
+pub(crate) const WINDOW: usize = 1024;
 
 /// Share of rows whose length differs from the row before's from which the order is kept
 /// (`rmat_16`: 0.9; stencils, bands and FEM matrices well below).

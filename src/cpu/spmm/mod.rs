@@ -1158,8 +1158,8 @@ fn chunk_generic<V: SpmmScalar, R: SparseRows<V>, const FMA: bool, const AVX512:
     // while it is in L1), so its rows run in one kernel call.
     if d.k == 1 && d.a_checked {
         // SAFETY: every row of A was validated in this call; rows [lo, hi) are this
-        // chunk's; `g8` only on the AVX-512 path; the groups were found on A's structure
-        // (`Problem::groups`).
+        // chunk's; `g8` only on the AVX-512 path; the analysis was made from A as it is
+        // (`Problem::spmv`); the diagonal kernel runs only on the AVX-512 path.
         unsafe {
             // Gathers sum in their own order, which the kernels of the analyses do not keep.
             let done = match d.spmv.filter(|_| FMA && !g8) {
