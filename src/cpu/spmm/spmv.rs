@@ -295,6 +295,19 @@ fn raw_setup<'a, V: SpmmScalar, R: SparseRows<V>, const CHECK: bool>(
     Some((raw, chk))
 }
 
+/// `$body` with the constant `$b0` set to whether `$d.beta` is zero (one instantiation each).
+macro_rules! on_beta {
+    ($d:expr, $b0:ident => $body:expr) => {
+        if $d.beta == V::ZERO {
+            const $b0: bool = true;
+            $body
+        } else {
+            const $b0: bool = false;
+            $body
+        }
+    };
+}
+
 /// Runs `$body` with `$k`, the [`Kern`] of A's arrays as stored (`$raw`, pointers shifted
 /// by the base as in `raw_kernel`; one instantiation per pair of index types) and Y from
 /// row `$lo`, and the constant `$b0`: beta = 0. Inside `unsafe`, where Y's rows from
@@ -309,43 +322,19 @@ macro_rules! with_kern {
         match ($raw.offs, $raw.cols) {
             (RawIdx::I32(o), RawIdx::I32(c)) => {
                 let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
-                if $d.beta == V::ZERO {
-                    const $b0: bool = true;
-                    $body
-                } else {
-                    const $b0: bool = false;
-                    $body
-                }
+                on_beta!($d, $b0 => $body)
             }
             (RawIdx::I32(o), RawIdx::I64(c)) => {
                 let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
-                if $d.beta == V::ZERO {
-                    const $b0: bool = true;
-                    $body
-                } else {
-                    const $b0: bool = false;
-                    $body
-                }
+                on_beta!($d, $b0 => $body)
             }
             (RawIdx::I64(o), RawIdx::I32(c)) => {
                 let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
-                if $d.beta == V::ZERO {
-                    const $b0: bool = true;
-                    $body
-                } else {
-                    const $b0: bool = false;
-                    $body
-                }
+                on_beta!($d, $b0 => $body)
             }
             (RawIdx::I64(o), RawIdx::I64(c)) => {
                 let $k = Kern::new($a, &$chk, o.as_ptr(), c.as_ptr().wrapping_sub(b), p, $d);
-                if $d.beta == V::ZERO {
-                    const $b0: bool = true;
-                    $body
-                } else {
-                    const $b0: bool = false;
-                    $body
-                }
+                on_beta!($d, $b0 => $body)
             }
         }
     }};
