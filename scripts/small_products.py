@@ -31,7 +31,8 @@ second, for:
 
 Every variant's result is checked against scipy's (same structure, values to 1e-12).
 "work" is the library's measure of a product's size (multiplications + rows and entries of A
-and B): products up to 2^15 run serially on the calling thread (src/cpu/small.rs).
+and B): products up to 2^15 run serially on the calling thread (src/cpu/small.rs), one-call
+products (spgemm_multiply) up to 2^15 * t / (t - 1) on a handle of t > 1 threads (2^16 on 2).
 """
 import argparse
 import ctypes as ct

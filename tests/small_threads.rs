@@ -83,6 +83,37 @@ fn small_products_wake_no_worker() {
         before, after,
         "a thread was scheduled during small products"
     );
+    // A one-call product above the threshold of plans (work 2^15 to 2^16 on 2 threads:
+    // about 16 per row here) runs serially too, its plan made for one numeric call.
+    let m = 2800usize;
+    let ptr_m: Vec<i32> = (0..=m as i32).map(|i| 3 * i).collect();
+    let col_m: Vec<i32> = (0..3 * m).map(|p| ((p * 7 + p / 3) % m) as i32).collect();
+    let val_m: Vec<f64> = (0..3 * m).map(|p| p as f64 * 0.5 - 1.0).collect();
+    let mid = AnyCsr {
+        nrows: m,
+        ncols: m,
+        offsets: OffsetSlice::I32(&ptr_m),
+        indices: IndexSlice::I32(&col_m),
+        values: Some(ValueSlice::F64(&val_m)),
+        ..a
+    };
+    let plan = symbolic(&h, &mid, &mid, format).unwrap();
+    assert!(
+        !plan.small(),
+        "the plan of a product of work above 2^15 is small"
+    );
+    let nnz = multiply(&h, &mid, &mid, format).unwrap().as_any().nnz();
+    assert_eq!(nnz, plan.nnz());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = switches();
+    for _ in 0..20 {
+        multiply(&h, &mid, &mid, format).unwrap();
+    }
+    assert_eq!(
+        before,
+        switches(),
+        "a worker was scheduled during one-call products of work up to 2^16"
+    );
     // Control: the parallel path wakes the workers, and the counts show it.
     h.options.small_path = false;
     std::thread::sleep(std::time::Duration::from_millis(300));

@@ -114,7 +114,9 @@ pub fn multiply_op(
     b: &AnyCsr<'_>,
     format: OutputFormat,
 ) -> Result<OwnedCsr> {
-    let plan = symbolic_op(h, op_a, a, op_b, b, format)?;
+    let plan = h.guarded(&[("A", a), ("B", b)], || {
+        exec::symbolic_one_shot(h.engine(), &h.options, (op_a, a), (op_b, b), format)
+    })?;
     // What the symbolic phase left (the plan, the workspace it grew) is held while C is
     // filled: part of this call's peak, counted at the symbolic phase's own estimate.
     let mut held = Footprint::default();

@@ -39,11 +39,17 @@ pub(crate) const SMALL_MAX_WORK: u64 = 1 << 15;
 pub(crate) const SMALL_MAX_WORK_ONE_THREAD: u64 = (1 << 20) - 1;
 
 /// The work up to which a product is small on a handle with `threads` workers.
-pub(crate) fn max_work(threads: usize) -> u64 {
-    if threads <= 1 {
-        SMALL_MAX_WORK_ONE_THREAD
-    } else {
-        SMALL_MAX_WORK
+/// `one_shot`: the plan serves one numeric call (`spgemm_multiply`), so only the one-shot
+/// crossover counts: the parallel path's fixed cost F against serial work w*c and its own
+/// w*c/t, even at w = F / (c (1 - 1/t)), i.e. [`SMALL_MAX_WORK`] * t / (t - 1) with the
+/// threshold's 2F/c = 2^16 of 2 threads (measured crossover 40k-75k there; reused plans
+/// keep [`SMALL_MAX_WORK`], whose replay pays the wake once: docs/DESIGN-NOTES.md,
+/// cpu::small).
+pub(crate) fn max_work(threads: usize, one_shot: bool) -> u64 {
+    match threads {
+        0 | 1 => SMALL_MAX_WORK_ONE_THREAD,
+        t if one_shot => SMALL_MAX_WORK * t as u64 / (t as u64 - 1),
+        _ => SMALL_MAX_WORK,
     }
 }
 

@@ -160,6 +160,8 @@ struct SymbolicOp<'e> {
     fixed: bool,
     /// The caller reads C's structure right after this phase (see `cpu::Ctx`).
     structure: bool,
+    /// The plan serves one numeric call (a one-call product: see `cpu::small::max_work`).
+    one_shot: bool,
 }
 
 impl PatternPairOp for SymbolicOp<'_> {
@@ -182,7 +184,8 @@ impl PatternPairOp for SymbolicOp<'_> {
         let gap = gpu_gap(sig.values, self.ops);
         let route = route(e, o, a.nnz() + b.nnz(), gap.as_deref())?;
         let mut ctx = e.cpu_ctx_for(o, self.fixed);
-        ctx.small = matches!(route, Route::Cpu) && small((op_a, &a), (op_b, &b), o, ctx.threads);
+        ctx.small = matches!(route, Route::Cpu)
+            && small((op_a, &a), (op_b, &b), o, (ctx.threads, self.one_shot));
         ctx.structure_wanted = self.structure;
         if o.memory_limit > 0 && matches!(route, Route::Cpu) {
             symbolic_footprint(&ctx, (op_a, &a), (op_b, &b))
@@ -276,24 +279,27 @@ impl PatternPairOp for SymbolicOp<'_> {
 
 /// Whether op(A)*op(B) runs as a small product (serially on the calling thread, see
 /// [`cpu::small`]): under `Algorithm::Auto` with the small path on, on the CPU alone, and
-/// small by the CPU backend's measure for a handle of `threads` workers. Such products
-/// have too few entries for `Auto` to send them to the GPU (checked below).
+/// small by the CPU backend's measure for a handle of `threads` workers and a plan made
+/// for one numeric call or more (`one_shot`). Such products have too few entries for
+/// `Auto` to send them to the GPU (checked below).
 fn small<O: Idx, I: Idx, V: Scalar>(
     a: (Op, &CsrRef<'_, O, I, V>),
     b: (Op, &CsrRef<'_, O, I, V>),
     o: &Options,
-    threads: usize,
+    (threads, one_shot): (usize, bool),
 ) -> bool {
     o.small_path
         && o.algorithm == Algorithm::Auto
         && o.backend != Backend::Cuda
         && !o.hybrid
-        && cpu::small::fits(a, b, cpu::small::max_work(threads))
+        && cpu::small::fits(a, b, cpu::small::max_work(threads, one_shot))
 }
 
 // A small product's inputs are fewer than `Auto` sends to the GPU.
 const _: () = assert!(cpu::small::SMALL_MAX_WORK < AUTO_MIN_INPUT_NNZ as u64);
 const _: () = assert!(cpu::small::SMALL_MAX_WORK_ONE_THREAD < AUTO_MIN_INPUT_NNZ as u64);
+// The one-shot bound of 2 threads, the largest of more than one.
+const _: () = assert!(2 * cpu::small::SMALL_MAX_WORK < AUTO_MIN_INPUT_NNZ as u64);
 
 /// Runs `f` on the handle's workers when `parallel`, else on the calling thread, waking no
 /// worker (the structure checks run serially off the workers, see `CsrRef::validate`).
@@ -391,7 +397,7 @@ impl PatternPairOp for SymbolicEstimate<'_> {
     {
         let (op_a, op_b) = self.ops;
         let mut ctx = self.e.cpu_ctx(self.o);
-        ctx.small = small((op_a, &a), (op_b, &b), self.o, ctx.threads);
+        ctx.small = small((op_a, &a), (op_b, &b), self.o, (ctx.threads, true));
         Ok(symbolic_footprint(&ctx, (op_a, &a), (op_b, &b)))
     }
 }
@@ -455,7 +461,19 @@ pub fn symbolic(
     (op_b, b): (Op, &AnyCsr<'_>),
     format: OutputFormat,
 ) -> Result<Plan> {
-    symbolic_op(e, o, (op_a, a), (op_b, b), format, (false, false))
+    symbolic_op(e, o, (op_a, a), (op_b, b), format, (false, false, false))
+}
+
+/// [`symbolic`] for a one-call product: the plan serves one numeric call, which moves the
+/// work up to which the product runs serially (see `cpu::small::max_work`).
+pub fn symbolic_one_shot(
+    e: &Engine,
+    o: &Options,
+    (op_a, a): (Op, &AnyCsr<'_>),
+    (op_b, b): (Op, &AnyCsr<'_>),
+    format: OutputFormat,
+) -> Result<Plan> {
+    symbolic_op(e, o, (op_a, a), (op_b, b), format, (false, false, true))
 }
 
 /// [`symbolic`] for inputs whose structure cannot change before or between the numeric
@@ -473,7 +491,7 @@ pub(crate) fn symbolic_fixed_inputs(
     structure: bool,
 ) -> Result<Plan> {
     let nn = Op::NonTranspose;
-    symbolic_op(e, o, (nn, a), (nn, b), format, (true, structure))
+    symbolic_op(e, o, (nn, a), (nn, b), format, (true, structure, false))
 }
 
 fn symbolic_op(
@@ -482,7 +500,7 @@ fn symbolic_op(
     (op_a, a): (Op, &AnyCsr<'_>),
     (op_b, b): (Op, &AnyCsr<'_>),
     format: OutputFormat,
-    (fixed, structure): (bool, bool),
+    (fixed, structure, one_shot): (bool, bool, bool),
 ) -> Result<Plan> {
     let ops = (op_a, op_b);
     let op = SymbolicOp {
@@ -492,6 +510,7 @@ fn symbolic_op(
         format,
         fixed,
         structure,
+        one_shot,
     };
     dispatch_pattern_pair(a, b, op)
 }
