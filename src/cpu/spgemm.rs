@@ -543,13 +543,13 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
         // Slot maps where the plan may keep memory beyond itself, the rows of B are long
         // enough (or short, with few products per entry of C, where this machine has the
         // short-row form) and the map of every product fits the budget of a kept record
-        // (see `cpu::slot_map`).
+        // (see `cpu::slot_map`); plans that prefetch B's rows too (the map replaces the
+        // dense array's scattered updates, which their prefetch does not cover).
         let maps_ok = ctx.keep_columns
             && (plan.flops >= slot_map::MIN_B_ROW.saturating_mul(a.nnz() as u64)
                 || (slot_map::short_form::<V>()
                     && plan.flops < slot_map::SHORT_MAX_SHARE.saturating_mul(plan.nnz() as u64)))
             && !serial
-            && !plan.prefetch
             && plan.row_groups.is_none()
             && vals.is_some()
             && a.values().is_some()
