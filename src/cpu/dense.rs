@@ -933,9 +933,45 @@ fn fill_group<V: Scalar, O: Idx, I: Idx, J: Idx, const BY_VALUE: bool>(
 /// [`fill_rows_plain`], whose bound handling `row_cols`' spare last slot repeats), lane l of
 /// `row_lanes[slot]` gets row `rows.start + l`'s products in its order (the first product
 /// stored, the others added), unused lanes zero products. Returns the distinct columns.
-/// Its own function, like [`accumulate_row`].
+/// Its own function, like [`accumulate_row`]; compiled for AVX2 where the CPU has it (one
+/// 256-bit multiply and add for the lanes of f64, never fused: the same bits).
 #[inline(never)]
 fn accumulate_group_slots<V: Scalar, O: Idx, I: Idx>(
+    pos: &mut [u32],
+    row_cols: &mut [u32],
+    row_lanes: &mut [[V; LANES]],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    rows: std::ops::Range<usize>,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if crate::platform::isa::Isa::detect() != crate::platform::isa::Isa::Base {
+        // SAFETY: the CPU has AVX2 (detected).
+        return unsafe { group_slots_avx2(pos, row_cols, row_lanes, (a, b), (av, bv), rows) };
+    }
+    group_slots_body(pos, row_cols, row_lanes, (a, b), (av, bv), rows)
+}
+
+/// [`accumulate_group_slots`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn group_slots_avx2<V: Scalar, O: Idx, I: Idx>(
+    pos: &mut [u32],
+    row_cols: &mut [u32],
+    row_lanes: &mut [[V; LANES]],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    rows: std::ops::Range<usize>,
+) -> usize {
+    group_slots_body(pos, row_cols, row_lanes, (a, b), (av, bv), rows)
+}
+
+/// The loop of [`accumulate_group_slots`].
+#[inline(always)]
+fn group_slots_body<V: Scalar, O: Idx, I: Idx>(
     pos: &mut [u32],
     row_cols: &mut [u32],
     row_lanes: &mut [[V; LANES]],
@@ -1095,9 +1131,49 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
 /// [`accumulate_row`] for the rows `rows` (same column list, at most [`LANES`]): lane l
 /// of `lanes[c]` sums row `rows.start + l`'s products in its order (-0.0 before the first,
 /// as in [`accumulate_row`]; unused lanes zero products). A column is new only while lane
-/// 0 is zero, so only then is its mark looked at.
+/// 0 is zero, so only then is its mark looked at. Compiled for AVX2 where the CPU has it,
+/// as [`accumulate_group_slots`].
 #[inline(never)]
 fn accumulate_group_by_value<V: Scalar, O: Idx, I: Idx>(
+    lanes: &mut [[V; LANES]],
+    mark: &mut [u32],
+    stamp: u32,
+    row_cols: &mut [u32],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    rows: std::ops::Range<usize>,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if crate::platform::isa::Isa::detect() != crate::platform::isa::Isa::Base {
+        // SAFETY: the CPU has AVX2 (detected).
+        return unsafe {
+            group_by_value_avx2(lanes, mark, stamp, row_cols, (a, b), (av, bv), rows)
+        };
+    }
+    group_by_value_body(lanes, mark, stamp, row_cols, (a, b), (av, bv), rows)
+}
+
+/// [`accumulate_group_by_value`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn group_by_value_avx2<V: Scalar, O: Idx, I: Idx>(
+    lanes: &mut [[V; LANES]],
+    mark: &mut [u32],
+    stamp: u32,
+    row_cols: &mut [u32],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (av, bv): (&[V], &[V]),
+    rows: std::ops::Range<usize>,
+) -> usize {
+    group_by_value_body(lanes, mark, stamp, row_cols, (a, b), (av, bv), rows)
+}
+
+/// The loop of [`accumulate_group_by_value`].
+#[inline(always)]
+fn group_by_value_body<V: Scalar, O: Idx, I: Idx>(
     lanes: &mut [[V; LANES]],
     mark: &mut [u32],
     stamp: u32,
