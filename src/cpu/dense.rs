@@ -928,88 +928,55 @@ fn fill_group<V: Scalar, O: Idx, I: Idx, J: Idx, const BY_VALUE: bool>(
     Ok(())
 }
 
-/// Sums the products of the rows `rows` of A*B (rows with the same column list, at most
-/// [`LANES`]) by slot: columns of C get slots in first-touch order (as in
-/// [`fill_rows_plain`], whose bound handling `row_cols`' spare last slot repeats), lane l of
-/// `row_lanes[slot]` gets row `rows.start + l`'s products in its order (the first product
-/// stored, the others added), unused lanes zero products. Returns the distinct columns.
-/// Its own function, like [`accumulate_row`]; compiled for AVX2 where the CPU has it (one
-/// 256-bit multiply and add for the lanes of f64, never fused: the same bits).
-#[inline(never)]
-fn accumulate_group_slots<V: Scalar, O: Idx, I: Idx>(
-    pos: &mut [u32],
-    row_cols: &mut [u32],
-    row_lanes: &mut [[V; LANES]],
-    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
-    (av, bv): (&[V], &[V]),
-    rows: std::ops::Range<usize>,
-) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if crate::platform::isa::Isa::detect() != crate::platform::isa::Isa::Base {
-        // SAFETY: the CPU has AVX2 (detected).
-        return unsafe { group_slots_avx2(pos, row_cols, row_lanes, (a, b), (av, bv), rows) };
-    }
-    group_slots_body(pos, row_cols, row_lanes, (a, b), (av, bv), rows)
-}
-
-/// [`accumulate_group_slots`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn group_slots_avx2<V: Scalar, O: Idx, I: Idx>(
-    pos: &mut [u32],
-    row_cols: &mut [u32],
-    row_lanes: &mut [[V; LANES]],
-    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
-    (av, bv): (&[V], &[V]),
-    rows: std::ops::Range<usize>,
-) -> usize {
-    group_slots_body(pos, row_cols, row_lanes, (a, b), (av, bv), rows)
-}
-
-/// The loop of [`accumulate_group_slots`].
-#[inline(always)]
-fn group_slots_body<V: Scalar, O: Idx, I: Idx>(
-    pos: &mut [u32],
-    row_cols: &mut [u32],
-    row_lanes: &mut [[V; LANES]],
-    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
-    (av, bv): (&[V], &[V]),
-    rows: std::ops::Range<usize>,
-) -> usize {
-    let last = row_cols.len() - 1;
-    let entries = GroupEntries::new(a, rows);
-    let b_cols = b.col_indices();
-    let b_base = b.base();
-    let mut t = 0usize;
-    let mut tw = 0usize;
-    for q in 0..entries.len() {
-        let al = entries.values(av, q);
-        let j = entries.col(a, q);
-        let (s, e) = (b.row_start(j), b.row_start(j + 1));
-        for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
-            let c = c.to_usize().wrapping_sub(b_base);
-            let old = pos[c];
-            if old == EMPTY {
-                row_cols[tw] = c as u32;
-                let d = &mut row_lanes[tw];
-                for l in 0..LANES {
-                    d[l] = al[l] * bq;
-                }
-                pos[c] = tw as u32;
-                t += 1;
-                tw = t.min(last);
-            } else {
-                let d = &mut row_lanes[old as usize];
-                for l in 0..LANES {
-                    d[l] += al[l] * bq;
+avx2_copy! {
+    /// Sums the products of the rows `rows` of A*B (rows with the same column list, at most
+    /// [`LANES`]) by slot: columns of C get slots in first-touch order (as in
+    /// [`fill_rows_plain`], whose bound handling `row_cols`' spare last slot repeats), lane l of
+    /// `row_lanes[slot]` gets row `rows.start + l`'s products in its order (the first product
+    /// stored, the others added), unused lanes zero products. Returns the distinct columns.
+    /// Its own function, like [`accumulate_row`]; compiled for AVX2 where the CPU has it (one
+    /// 256-bit multiply and add for the lanes of f64, never fused: the same bits).
+    fn accumulate_group_slots<V: Scalar, O: Idx, I: Idx>(
+        pos: &mut [u32],
+        row_cols: &mut [u32],
+        row_lanes: &mut [[V; LANES]],
+        ab: (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+        values: (&[V], &[V]),
+        rows: std::ops::Range<usize>,
+    ) -> usize {
+        let ((a, b), (av, bv)) = (ab, values);
+        let last = row_cols.len() - 1;
+        let entries = GroupEntries::new(a, rows);
+        let b_cols = b.col_indices();
+        let b_base = b.base();
+        let mut t = 0usize;
+        let mut tw = 0usize;
+        for q in 0..entries.len() {
+            let al = entries.values(av, q);
+            let j = entries.col(a, q);
+            let (s, e) = (b.row_start(j), b.row_start(j + 1));
+            for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+                let c = c.to_usize().wrapping_sub(b_base);
+                let old = pos[c];
+                if old == EMPTY {
+                    row_cols[tw] = c as u32;
+                    let d = &mut row_lanes[tw];
+                    for l in 0..LANES {
+                        d[l] = al[l] * bq;
+                    }
+                    pos[c] = tw as u32;
+                    t += 1;
+                    tw = t.min(last);
+                } else {
+                    let d = &mut row_lanes[old as usize];
+                    for l in 0..LANES {
+                        d[l] += al[l] * bq;
+                    }
                 }
             }
         }
+        t
     }
-    t
 }
 
 /// Emits a group of `r` rows of C whose columns are `row_cols` (0-based, first-touch
@@ -1128,81 +1095,44 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     Ok(())
 }
 
-/// [`accumulate_row`] for the rows `rows` (same column list, at most [`LANES`]): lane l
-/// of `lanes[c]` sums row `rows.start + l`'s products in its order (-0.0 before the first,
-/// as in [`accumulate_row`]; unused lanes zero products). A column is new only while lane
-/// 0 is zero, so only then is its mark looked at. Compiled for AVX2 where the CPU has it,
-/// as [`accumulate_group_slots`].
-#[inline(never)]
-fn accumulate_group_by_value<V: Scalar, O: Idx, I: Idx>(
-    lanes: &mut [[V; LANES]],
-    mark: &mut [u32],
-    stamp: u32,
-    row_cols: &mut [u32],
-    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
-    (av, bv): (&[V], &[V]),
-    rows: std::ops::Range<usize>,
-) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if crate::platform::isa::Isa::detect() != crate::platform::isa::Isa::Base {
-        // SAFETY: the CPU has AVX2 (detected).
-        return unsafe {
-            group_by_value_avx2(lanes, mark, stamp, row_cols, (a, b), (av, bv), rows)
-        };
-    }
-    group_by_value_body(lanes, mark, stamp, row_cols, (a, b), (av, bv), rows)
-}
-
-/// [`accumulate_group_by_value`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn group_by_value_avx2<V: Scalar, O: Idx, I: Idx>(
-    lanes: &mut [[V; LANES]],
-    mark: &mut [u32],
-    stamp: u32,
-    row_cols: &mut [u32],
-    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
-    (av, bv): (&[V], &[V]),
-    rows: std::ops::Range<usize>,
-) -> usize {
-    group_by_value_body(lanes, mark, stamp, row_cols, (a, b), (av, bv), rows)
-}
-
-/// The loop of [`accumulate_group_by_value`].
-#[inline(always)]
-fn group_by_value_body<V: Scalar, O: Idx, I: Idx>(
-    lanes: &mut [[V; LANES]],
-    mark: &mut [u32],
-    stamp: u32,
-    row_cols: &mut [u32],
-    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
-    (av, bv): (&[V], &[V]),
-    rows: std::ops::Range<usize>,
-) -> usize {
-    let entries = GroupEntries::new(a, rows);
-    let b_cols = b.col_indices();
-    let b_base = b.base();
-    let mut t = 0usize;
-    for q in 0..entries.len() {
-        let al = entries.values(av, q);
-        let j = entries.col(a, q);
-        let (s, e) = (b.row_start(j), b.row_start(j + 1));
-        for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
-            let c = c.to_usize();
-            let d = &mut lanes[c];
-            let old = d[0];
-            for l in 0..LANES {
-                d[l] += al[l] * bq;
-            }
-            if old == V::ZERO {
-                new_column(mark, stamp, row_cols, &mut t, c, b_base);
+avx2_copy! {
+    /// [`accumulate_row`] for the rows `rows` (same column list, at most [`LANES`]): lane l
+    /// of `lanes[c]` sums row `rows.start + l`'s products in its order (-0.0 before the first,
+    /// as in [`accumulate_row`]; unused lanes zero products). A column is new only while lane
+    /// 0 is zero, so only then is its mark looked at. Compiled for AVX2 where the CPU has it,
+    /// as [`accumulate_group_slots`].
+    fn accumulate_group_by_value<V: Scalar, O: Idx, I: Idx>(
+        lanes: &mut [[V; LANES]],
+        mark: &mut [u32],
+        stamp: u32,
+        row_cols: &mut [u32],
+        ab: (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+        values: (&[V], &[V]),
+        rows: std::ops::Range<usize>,
+    ) -> usize {
+        let ((a, b), (av, bv)) = (ab, values);
+        let entries = GroupEntries::new(a, rows);
+        let b_cols = b.col_indices();
+        let b_base = b.base();
+        let mut t = 0usize;
+        for q in 0..entries.len() {
+            let al = entries.values(av, q);
+            let j = entries.col(a, q);
+            let (s, e) = (b.row_start(j), b.row_start(j + 1));
+            for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+                let c = c.to_usize();
+                let d = &mut lanes[c];
+                let old = d[0];
+                for l in 0..LANES {
+                    d[l] += al[l] * bq;
+                }
+                if old == V::ZERO {
+                    new_column(mark, stamp, row_cols, &mut t, c, b_base);
+                }
             }
         }
+        t
     }
-    t
 }
 
 /// [`fill_rows_by_value`] for single rows.

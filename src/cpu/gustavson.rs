@@ -345,67 +345,33 @@ fn replay_rows_grouped<V: Scalar, O: Idx, I: Idx, J: Idx>(
     in_range && digest.sum == want
 }
 
-/// Sums the products of the rows `rows` of A*B (at most [`LANES`] rows with the same
-/// column list) into `lanes`: lane l of column c (B's 0-based column) gets row
-/// `rows.start + l`'s products, in the order of A's row and B's rows; unused lanes get
-/// zero products (garbage, reset with the rest). Its own function: the lane loop is one
-/// vector multiply-add per entry of B (one 256-bit multiply and add of f64 where the CPU
-/// has AVX2, two 128-bit ones in the base ISA; the same bits: never fused).
-#[inline(never)]
-fn accumulate_group<V: Scalar, O: Idx, I: Idx>(
-    lanes: &mut [[V; LANES]],
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
-    rows: std::ops::Range<usize>,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::platform::isa::Isa::detect() != crate::platform::isa::Isa::Base {
-        // SAFETY: the CPU has AVX2 (detected).
-        return unsafe { accumulate_group_avx2(lanes, a, b, av, bv, rows) };
-    }
-    accumulate_group_body(lanes, a, b, av, bv, rows)
-}
-
-/// [`accumulate_group`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn accumulate_group_avx2<V: Scalar, O: Idx, I: Idx>(
-    lanes: &mut [[V; LANES]],
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
-    rows: std::ops::Range<usize>,
-) {
-    accumulate_group_body(lanes, a, b, av, bv, rows)
-}
-
-/// The loop of [`accumulate_group`].
-#[inline(always)]
-fn accumulate_group_body<V: Scalar, O: Idx, I: Idx>(
-    lanes: &mut [[V; LANES]],
-    a: &CsrRef<'_, O, I, V>,
-    b: &CsrRef<'_, O, I, V>,
-    av: &[V],
-    bv: &[V],
-    rows: std::ops::Range<usize>,
-) {
-    let entries = GroupEntries::new(a, rows);
-    let b_cols = b.col_indices();
-    let b_base = b.base();
-    for t in 0..entries.len() {
-        let al = entries.values(av, t);
-        let j = entries.col(a, t);
-        let (s, e) = (b.row_start(j), b.row_start(j + 1));
-        for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
-            let d = &mut lanes[c.to_usize().wrapping_sub(b_base)];
-            for l in 0..LANES {
-                d[l] += al[l] * bq;
+avx2_copy! {
+    /// Sums the products of the rows `rows` of A*B (at most [`LANES`] rows with the same
+    /// column list) into `lanes`: lane l of column c (B's 0-based column) gets row
+    /// `rows.start + l`'s products, in the order of A's row and B's rows; unused lanes get
+    /// zero products (garbage, reset with the rest). Its own function: the lane loop is one
+    /// vector multiply-add per entry of B (one 256-bit multiply and add of f64 where the CPU
+    /// has AVX2, two 128-bit ones in the base ISA; the same bits: never fused).
+    fn accumulate_group<V: Scalar, O: Idx, I: Idx>(
+        lanes: &mut [[V; LANES]],
+        a: &CsrRef<'_, O, I, V>,
+        b: &CsrRef<'_, O, I, V>,
+        av: &[V],
+        bv: &[V],
+        rows: std::ops::Range<usize>,
+    ) {
+        let entries = GroupEntries::new(a, rows);
+        let b_cols = b.col_indices();
+        let b_base = b.base();
+        for t in 0..entries.len() {
+            let al = entries.values(av, t);
+            let j = entries.col(a, t);
+            let (s, e) = (b.row_start(j), b.row_start(j + 1));
+            for (&c, &bq) in b_cols[s..e].iter().zip(&bv[s..e]) {
+                let d = &mut lanes[c.to_usize().wrapping_sub(b_base)];
+                for l in 0..LANES {
+                    d[l] += al[l] * bq;
+                }
             }
         }
     }

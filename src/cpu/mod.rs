@@ -4,6 +4,37 @@
 //! SpMM kernels. A peer of the other backends: it imports only the layers beneath
 //! (`common`, `platform`) and is driven by the dispatcher through [`Ctx`].
 
+/// Defines the kernel `$name` (never inlined) whose loop `$body` runs compiled for AVX2
+/// where the CPU has it (`Isa::detect`), else in the base ISA: the same Rust code, so the
+/// same bits (the compiler never fuses a multiply and an add). Parameters are plain names.
+macro_rules! avx2_copy {
+    (
+        $(#[$m:meta])*
+        fn $name:ident<$($g:ident: $b:path),*>($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?
+        $body:block
+    ) => {
+        $(#[$m])*
+        #[inline(never)]
+        fn $name<$($g: $b),*>($($arg: $ty),*) $(-> $ret)? {
+            #[inline(always)]
+            fn body<$($g: $b),*>($($arg: $ty),*) $(-> $ret)? $body
+            /// # Safety
+            /// The CPU has AVX2.
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2<$($g: $b),*>($($arg: $ty),*) $(-> $ret)? {
+                body($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if crate::platform::isa::Isa::detect() != crate::platform::isa::Isa::Base {
+                // SAFETY: the CPU has AVX2 (detected).
+                return unsafe { avx2($($arg),*) };
+            }
+            body($($arg),*)
+        }
+    };
+}
+
 pub mod accum;
 pub mod args;
 pub mod compress;
