@@ -32,25 +32,35 @@ fn switches() -> Vec<(u32, u64)> {
     v
 }
 
+/// An n x n matrix's arrays, three entries per row at scattered columns.
+fn arrays(n: usize) -> (Vec<i32>, Vec<i32>, Vec<f64>) {
+    let ptr = (0..=n as i32).map(|i| 3 * i).collect();
+    let col = (0..3 * n).map(|p| ((p * 7 + p / 3) % n) as i32).collect();
+    let val = (0..3 * n).map(|p| p as f64 * 0.25 - 3.0).collect();
+    (ptr, col, val)
+}
+
+/// A CSR view of [`arrays`].
+fn view<'a>(n: usize, (ptr, col, val): &'a (Vec<i32>, Vec<i32>, Vec<f64>)) -> AnyCsr<'a> {
+    AnyCsr {
+        nrows: n,
+        ncols: n,
+        base: 0,
+        offsets: OffsetSlice::I32(ptr),
+        indices: IndexSlice::I32(col),
+        values: Some(ValueSlice::F64(val)),
+        value_type: ValueType::Float64,
+    }
+}
+
 #[test]
 fn small_products_wake_no_worker() {
     if !std::path::Path::new("/proc/self/task").exists() {
         eprintln!("SKIPPED: no /proc/self/task");
         return;
     }
-    let n = 30usize;
-    let ptr: Vec<i32> = (0..=n as i32).map(|i| 3 * i).collect();
-    let col: Vec<i32> = (0..3 * n).map(|p| ((p * 7 + p / 3) % n) as i32).collect();
-    let val: Vec<f64> = (0..3 * n).map(|p| p as f64 * 0.25 - 3.0).collect();
-    let a = AnyCsr {
-        nrows: n,
-        ncols: n,
-        base: 0,
-        offsets: OffsetSlice::I32(&ptr),
-        indices: IndexSlice::I32(&col),
-        values: Some(ValueSlice::F64(&val)),
-        value_type: ValueType::Float64,
-    };
+    let small = arrays(30);
+    let a = view(30, &small);
     let format = OutputFormat {
         offsets: IndexType::Int64,
         indices: IndexType::Int32,
@@ -85,18 +95,8 @@ fn small_products_wake_no_worker() {
     );
     // A one-call product above the threshold of plans (work 2^15 to 2^16 on 2 threads:
     // about 16 per row here) runs serially too, its plan made for one numeric call.
-    let m = 2800usize;
-    let ptr_m: Vec<i32> = (0..=m as i32).map(|i| 3 * i).collect();
-    let col_m: Vec<i32> = (0..3 * m).map(|p| ((p * 7 + p / 3) % m) as i32).collect();
-    let val_m: Vec<f64> = (0..3 * m).map(|p| p as f64 * 0.5 - 1.0).collect();
-    let mid = AnyCsr {
-        nrows: m,
-        ncols: m,
-        offsets: OffsetSlice::I32(&ptr_m),
-        indices: IndexSlice::I32(&col_m),
-        values: Some(ValueSlice::F64(&val_m)),
-        ..a
-    };
+    let larger = arrays(2800);
+    let mid = view(2800, &larger);
     let plan = symbolic(&h, &mid, &mid, format).unwrap();
     assert!(
         !plan.small(),

@@ -397,6 +397,7 @@ impl PatternPairOp for SymbolicEstimate<'_> {
     {
         let (op_a, op_b) = self.ops;
         let mut ctx = self.e.cpu_ctx(self.o);
+        // Only a one-call product asks for this estimate (`api::multiply_op`).
         ctx.small = small((op_a, &a), (op_b, &b), self.o, (ctx.threads, true));
         Ok(symbolic_footprint(&ctx, (op_a, &a), (op_b, &b)))
     }
