@@ -102,6 +102,15 @@ impl<'a> Recorder<'a> {
 /// (docs/DESIGN-NOTES.md, cpu::record).
 pub const MIN_PRODUCTS_PER_ROW: f64 = 64.0;
 
+/// [`MIN_PRODUCTS_PER_ROW`] for a sorted record, which also orders each row (the words of
+/// a compressed count sorted and expanded, or the columns of a plain one): below this,
+/// the first numeric call's discovery and ordering cost less than writing and ordering the
+/// record (the level-0 R*A, R*(AP), (RA)*P and A1*P1 of the anisotropic hierarchies,
+/// 134-197 products per row: symbolic + first numeric 0.81-1.07x, geomean 0.94x, without
+/// it); from about 240 (sa_poisson R*(AP), the coarse levels, elasticity) the record still
+/// saves 5-25% (docs/DESIGN-NOTES.md, cpu::record).
+pub const MIN_PRODUCTS_PER_ROW_SORTED: f64 = 224.0;
+
 /// Products per entry of C assumed for a first, free prediction of the record's size from
 /// the multiplications (the corpus' AMG products have 4-60; products with fewer, the
 /// squares of graphs, have C many times their inputs and no room for a record anyway).
@@ -112,7 +121,8 @@ pub const PRODUCTS_PER_ENTRY: f64 = 4.0;
 pub const SIZE_SAMPLE: (usize, usize) = (256, 1 << 14);
 
 /// Whether a product of `flops` multiplications (an estimate) over `m` rows gets a record
-/// of at most `budget` bytes: rows with enough products, and a predicted size within the
+/// of at most `budget` bytes (`sorted`: a sorted record): rows with enough products
+/// ([`MIN_PRODUCTS_PER_ROW`], [`MIN_PRODUCTS_PER_ROW_SORTED`]), and a predicted size within the
 /// budget (a record that outgrows it is dropped part-way, its writing wasted): first
 /// `flops / PRODUCTS_PER_ENTRY` entries of C, and where that is over the budget,
 /// `entries()` (an estimate from a sample, [`sampled_entries`]; `None`: no record). With
@@ -123,12 +133,17 @@ pub fn pays(
     flops: f64,
     m: usize,
     budget: usize,
-    structure: bool,
+    (structure, sorted): (bool, bool),
     entries: impl FnOnce() -> Option<f64>,
 ) -> bool {
     let fits = |c: f64| c * 4.0 <= budget as f64;
+    let per_row = if sorted {
+        MIN_PRODUCTS_PER_ROW_SORTED
+    } else {
+        MIN_PRODUCTS_PER_ROW
+    };
     structure
-        || (flops >= MIN_PRODUCTS_PER_ROW * m as f64
+        || (flops >= per_row * m as f64
             && (fits(flops / PRODUCTS_PER_ENTRY) || entries().is_some_and(fits)))
 }
 
@@ -338,13 +353,17 @@ mod tests {
     fn pays_checks_the_sample_only_over_the_first_prediction() {
         let never = || -> Option<f64> { panic!("no sample needed") };
         // Too few products per row, or the structure wanted: the sample is not taken.
-        assert!(!pays(63.0 * 10.0, 10, 1 << 30, false, never));
-        assert!(pays(1.0, 10, 0, true, never));
+        assert!(!pays(63.0 * 10.0, 10, 1 << 30, (false, false), never));
+        assert!(pays(1.0, 10, 0, (true, false), never));
+        assert!(pays(1.0, 10, 0, (true, true), never));
         // 64 products per row, first prediction 160 entries (640 bytes): within 640 bytes.
-        assert!(pays(640.0, 10, 640, false, never));
+        assert!(pays(640.0, 10, 640, (false, false), never));
         // Over it: the sample decides.
-        assert!(pays(640.0, 10, 639, false, || Some(100.0)));
-        assert!(!pays(640.0, 10, 399, false, || Some(100.0)));
-        assert!(!pays(640.0, 10, 639, false, || None));
+        assert!(pays(640.0, 10, 639, (false, false), || Some(100.0)));
+        assert!(!pays(640.0, 10, 399, (false, false), || Some(100.0)));
+        assert!(!pays(640.0, 10, 639, (false, false), || None));
+        // A sorted record wants more products per row.
+        assert!(!pays(223.0 * 10.0, 10, 1 << 30, (false, true), never));
+        assert!(pays(224.0 * 10.0, 10, 1 << 30, (false, true), never));
     }
 }

@@ -416,7 +416,13 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                             .then(|| record::sampled_entries(a, b, e.flops))
                             .flatten()
                     };
-                    record::pays(e.flops, m, budget, ctx.structure_wanted, entries)
+                    record::pays(
+                        e.flops,
+                        m,
+                        budget,
+                        (ctx.structure_wanted, ctx.sorted),
+                        entries,
+                    )
                 });
             let cb = match est {
                 Some(e) if e.pays(b.nnz(), keep && ctx.sorted) => compress::compress_rows(b)?,

@@ -84,9 +84,9 @@ fn assert_same(got: &Run, want: &Run, sorted: bool) {
 fn fixed_inputs_keep_c_columns_and_match_the_checked_path() {
     let h = Handle::new(2).unwrap();
     let mut rng = Rng::new(2027);
-    // Rows of about 160 products for at most 48 columns (A*P-like, C much smaller than
-    // the products): the record pays (64 products per row) and fits its budget; explicit
-    // zeros, empty rows and unsorted rows in A and B.
+    // Rows of about 320 products for at most 48 columns (R*A-like, C much smaller than
+    // the products): the record pays (224 products per row sorted, 64 unsorted) and fits
+    // its budget; explicit zeros, empty rows and unsorted rows in A and B.
     let shape = |ncols, max_row| Shape {
         nrows: 4000,
         ncols,
@@ -96,7 +96,7 @@ fn fixed_inputs_keep_c_columns_and_match_the_checked_path() {
         zeros: 0.05,
         ..Default::default()
     };
-    let a = random(&mut rng, shape(4000, 80));
+    let a = random(&mut rng, shape(4000, 160));
     let b = random(&mut rng, shape(48, 8));
     let values: Vec<Vec<f64>> = (0..2)
         .map(|k| a.val.iter().map(|&x| x * (k as f64 + 1.5) - 0.25).collect())

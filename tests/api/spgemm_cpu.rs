@@ -1187,16 +1187,17 @@ fn reuse_through_slot_maps_matches_fresh_products() {
 #[test]
 fn slot_maps_replace_the_record() {
     let mut rng = Rng::new(58);
-    // A: ~5 entries per row over B's 8,000 rows; B: ~18 entries per row within 16 columns
-    // (a compressed count, rows of C of at most 16 entries, ~90 products per row: record
+    // A: 4,000 rows of ~15 entries over B's 8,000 rows (B twice A's entries, so the
+    // record's first prediction fits); B: ~18 entries per row within 16 columns
+    // (a compressed count, rows of C of at most 16 entries, ~270 products per row: record
     // and maps both within the budget of half A's and B's bytes, which the 16 symbolic
     // chunks draw from in blocks of 16K columns, so C is not small). B's rows average over
     // 16 entries, so no prefetch whatever the L2 size (with rows of ~9, the 64-bit B
     // outgrew the 1 MiB L2 of an AMD Zen 5: prefetch, no maps).
     let s = Shape {
-        nrows: 12_000,
+        nrows: 4_000,
         ncols: 8_000,
-        max_row: 10,
+        max_row: 30,
         duplicates: true,
         unsorted: true,
         zeros: 0.1,
@@ -2233,14 +2234,15 @@ fn prefetching_products_match_reference() {
 fn recorded_columns_fill_the_first_numeric_call() {
     let mut rng = Rng::new(2525);
     // Above the small-product path, C within the record's budget (half the bytes of A and
-    // B). Plain count: ~70 products per row, B's rows spread over 11 words of 64 columns, B
-    // has many rows A touches few of. Compressed count: ~240 products per row, B's rows
+    // B). Plain count: ~280 products per row (a sorted record wants 224), B's rows spread
+    // over 11 words of 64 columns, B has many rows A touches few of. Compressed count:
+    // ~240 products per row, B's rows
     // sorted on one word (about 12 entries per pair), most of them empty, so A's entries
     // that meet them add to the budget and not to C.
     let s = Shape {
         nrows: 1500,
-        ncols: 20_000,
-        max_row: 16,
+        ncols: 60_000,
+        max_row: 56,
         duplicates: true,
         unsorted: true,
         zeros: 0.1,
@@ -2251,7 +2253,7 @@ fn recorded_columns_fill_the_first_numeric_call() {
     let plain = (
         s,
         Shape {
-            nrows: 20_000,
+            nrows: 60_000,
             ncols: 700,
             max_row: 20,
             ..s
