@@ -95,11 +95,10 @@ impl<'a> Recorder<'a> {
     }
 }
 
-/// Products per row of A from which a record pays: with fewer, C's rows are short (A*P of
-/// the AMG products: ~33 products for ~8 columns per row) and writing the record in the
-/// symbolic phase cost as much as the first numeric call saved; with more (R*A, R*(AP),
-/// (RA)*P, the coarse levels, elasticity: 150-900) it saved 3-26% of symbolic + numeric
-/// (docs/DESIGN-NOTES.md, cpu::record).
+/// Products per row of A from which an unsorted record (of a compressed count) pays: with
+/// fewer, C's rows are short (A*P of the AMG products: ~33 products for ~8 columns per row)
+/// and writing the record in the symbolic phase cost as much as the first numeric call
+/// saved (docs/DESIGN-NOTES.md, cpu::record; sorted records: [`MIN_PRODUCTS_PER_ROW_SORTED`]).
 pub const MIN_PRODUCTS_PER_ROW: f64 = 64.0;
 
 /// [`MIN_PRODUCTS_PER_ROW`] for a sorted record, which also orders each row (the words of
