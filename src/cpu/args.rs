@@ -38,6 +38,9 @@ pub struct NumericPlan<'p> {
     pub c_base: usize,
     /// Prefetch the rows of B ahead (see [`crate::cpu::prefetch`]).
     pub prefetch: bool,
+    /// Unsorted rows written in place in C's arrays, no row buffer (see
+    /// [`crate::cpu::dense::direct_pays`]).
+    pub direct: bool,
 }
 
 /// A numeric call's product: A, B and the parts of the plan the kernels read.

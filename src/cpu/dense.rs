@@ -1012,6 +1012,84 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     p: &Product<'_, O, I, V>,
     rows: std::ops::Range<usize>,
     cols: &mut [J],
+    vals: Option<&mut [V]>,
+) -> Result<()> {
+    if p.plan.direct && !p.plan.sorted {
+        fill_rows_direct(ws, p, rows, cols, vals)
+    } else {
+        fill_rows_buffered(ws, p, rows, cols, vals)
+    }
+}
+
+/// A's and B's values and the value places of a row of C (see [`slot_row`]).
+type RowValues<'r, V> = ((&'r [V], &'r [V]), &'r mut [V]);
+
+/// The slot kernel's row `i` of A*B: each product starts an entry (its column, through
+/// `col`, and its value at the next free place, which `pos` notes) or adds to its column's
+/// entry. The next free place stops at `last`, so a row longer than planned overwrites its
+/// last place. Values when `vals` holds A's and B's and the row's value places. Returns
+/// the row's distinct columns (left in `pos`).
+#[inline(always)]
+fn slot_row<V: Scalar, O: Idx, I: Idx, C>(
+    pos: &mut [u32],
+    (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
+    (i, prefetch): (usize, bool),
+    (row_cols, last): (&mut [C], usize),
+    vals: Option<RowValues<'_, V>>,
+    col: impl Fn(usize) -> C,
+) -> usize {
+    let b_base = b.base();
+    let mut t = 0usize;
+    let mut tw = 0usize;
+    match vals {
+        Some(((av, bv), row_vals)) => {
+            let (a_cols, a_vals) = a.row_entries(i, av);
+            let p0 = a.row_start(i);
+            for (q, (&j, &aij)) in a_cols.iter().zip(a_vals).enumerate() {
+                if prefetch {
+                    prefetch::ahead(a, b, Some(bv), p0 + q);
+                }
+                let (b_row, b_vals) = b.row_entries(a.col_of(j), bv);
+                for (&c, &bq) in b_row.iter().zip(b_vals) {
+                    let c = c.to_usize().wrapping_sub(b_base);
+                    let v = aij * bq;
+                    let old = pos[c];
+                    if old == EMPTY {
+                        row_cols[tw] = col(c);
+                        row_vals[tw] = v;
+                        pos[c] = tw as u32;
+                        t += 1;
+                        tw = t.min(last);
+                    } else {
+                        row_vals[old as usize] += v;
+                    }
+                }
+            }
+        }
+        None => {
+            for &j in a.row_cols(i) {
+                for &c in b.row_cols(a.col_of(j)) {
+                    let c = c.to_usize().wrapping_sub(b_base);
+                    if pos[c] == EMPTY {
+                        row_cols[tw] = col(c);
+                        pos[c] = tw as u32;
+                        t += 1;
+                        tw = t.min(last);
+                    }
+                }
+            }
+        }
+    }
+    t
+}
+
+/// [`fill_rows_plain`] through a row buffer: each row's columns and sums are found in
+/// `row_cols` / `row_vals` and put in C's arrays by [`emit_row`] (in order when sorted).
+fn fill_rows_buffered<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    p: &Product<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+    cols: &mut [J],
     mut vals: Option<&mut [V]>,
 ) -> Result<()> {
     let (a, b) = (p.a, p.b);
@@ -1021,57 +1099,22 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
     let cap = ws.row_cols.len();
     debug_assert!(cap >= 1 && ws.row_vals.len() == cap);
     let last = cap - 1;
-    let b_base = b.base();
     let prefetch = ws.prefetch;
     for i in rows {
         let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
         let pos = &mut ws.pos[..];
         let row_cols = &mut ws.row_cols[..];
         let row_vals = &mut ws.row_vals[..];
-        // t counts the distinct columns; tw = min(t, last) is where the next new column
-        // goes, so a row longer than the plan's bound (changed structure, validation off)
-        // overwrites the spare slot instead of running off the buffer.
-        let mut t = 0usize;
-        let mut tw = 0usize;
-        match values {
-            Some((av, bv)) => {
-                let (a_cols, a_vals) = a.row_entries(i, av);
-                let p0 = a.row_start(i);
-                for (q, (&j, &aij)) in a_cols.iter().zip(a_vals).enumerate() {
-                    if prefetch {
-                        prefetch::ahead(a, b, Some(bv), p0 + q);
-                    }
-                    let (b_row, b_vals) = b.row_entries(a.col_of(j), bv);
-                    for (&c, &bq) in b_row.iter().zip(b_vals) {
-                        let c = c.to_usize().wrapping_sub(b_base);
-                        let v = aij * bq;
-                        let old = pos[c];
-                        if old == EMPTY {
-                            row_cols[tw] = c as u32;
-                            row_vals[tw] = v;
-                            pos[c] = tw as u32;
-                            t += 1;
-                            tw = t.min(last);
-                        } else {
-                            row_vals[old as usize] += v;
-                        }
-                    }
-                }
-            }
-            None => {
-                for &j in a.row_cols(i) {
-                    for &c in b.row_cols(a.col_of(j)) {
-                        let c = c.to_usize().wrapping_sub(b_base);
-                        if pos[c] == EMPTY {
-                            row_cols[tw] = c as u32;
-                            pos[c] = tw as u32;
-                            t += 1;
-                            tw = t.min(last);
-                        }
-                    }
-                }
-            }
-        }
+        // A row longer than the plan's bound (changed structure, validation off) overwrites
+        // the spare slot instead of running off the buffer.
+        let t = slot_row(
+            pos,
+            (a, b),
+            (i, prefetch),
+            (row_cols, last),
+            values.map(|ab| (ab, &mut row_vals[..])),
+            |c| c as u32,
+        );
         let n = e - s;
         if t != n {
             // Forget the row (every slot of `pos` this call may have set) and report.
@@ -1091,6 +1134,90 @@ fn fill_rows_plain<V: Scalar, O: Idx, I: Idx, J: Idx>(
             &mut cols[s..e],
             values.and(vals.as_deref_mut().map(|v| &mut v[s..e])),
         );
+    }
+    Ok(())
+}
+
+/// Multiplications per entry of C for which [`fill_rows_direct`] pays: from 1.5 (the short
+/// rows of the AMG and stencil products, 2-4.3 per entry: first numeric call 0.92-0.97x at
+/// one and two threads) to 5 (above it the sums into C's rows cost more than the row
+/// buffer's copy: aniso R*(AP), (RA)*P, x0 A1*P1 at 7.9-17.5, 1.05-1.25x). Below 1.5 (graph
+/// squares, nearly every product a new entry) one and two threads disagreed (er_uniform
+/// 0.83x at one, 1.06-1.07x at two; hub 0.99x and 1.13x): those keep the row buffer
+/// (DESIGN-NOTES cpu::dense).
+const DIRECT_SHARE: (f64, f64) = (1.5, 5.0);
+
+/// Rows of C longer than this take the row buffer in [`fill_rows_direct`] (circuit_400k^2,
+/// one thread: 1.14x slower with every row in place, 1.00x with this bound).
+const DIRECT_MAX_ROW: usize = 64;
+
+/// Whether a numeric call writes C's rows in place ([`fill_rows_direct`]): unsorted
+/// output with the plan's `multiplications` per entry of C within [`DIRECT_SHARE`].
+pub fn direct_pays(sorted: bool, multiplications: u64, nnz_c: usize) -> bool {
+    let share = multiplications as f64 / nnz_c.max(1) as f64;
+    !sorted && (DIRECT_SHARE.0..=DIRECT_SHARE.1).contains(&share)
+}
+
+/// [`fill_rows_plain`] for unsorted output: each row's columns (first-touch order, as
+/// [`emit_row`] copies them) and sums go straight into C's arrays, with no row buffer and
+/// no copy (rows longer than [`DIRECT_MAX_ROW`] still through [`fill_rows_buffered`]).
+/// Same sums in the same order, so bitwise the buffered path's output.
+fn fill_rows_direct<V: Scalar, O: Idx, I: Idx, J: Idx>(
+    ws: &mut DenseRows<V>,
+    p: &Product<'_, O, I, V>,
+    rows: std::ops::Range<usize>,
+    cols: &mut [J],
+    mut vals: Option<&mut [V]>,
+) -> Result<()> {
+    let (a, b) = (p.a, p.b);
+    let (row_ptr, c_base) = (p.plan.row_ptr, p.plan.c_base);
+    let off0 = row_ptr[rows.start];
+    let values = value_pair(a, b, vals.is_some());
+    let prefetch = ws.prefetch;
+    let to_j = |c: usize| J::try_from_usize(c + c_base).expect("column checked at symbolic time");
+    for i in rows {
+        let (s, e) = (row_ptr[i] - off0, row_ptr[i + 1] - off0);
+        let n = e - s;
+        if n > DIRECT_MAX_ROW {
+            let v = vals.as_deref_mut().map(|v| &mut v[s..e]);
+            fill_rows_buffered(ws, p, i..i + 1, &mut cols[s..e], v)?;
+            continue;
+        }
+        if n == 0 {
+            if a.row_cols(i)
+                .iter()
+                .any(|&j| !b.row_cols(a.col_of(j)).is_empty())
+            {
+                // Nowhere to write: the buffered path counts the row and reports it.
+                let v = vals.as_deref_mut().map(|v| &mut v[s..e]);
+                return fill_rows_buffered(ws, p, i..i + 1, &mut cols[s..e], v);
+            }
+            continue;
+        }
+        // A row longer than the plan's (changed structure, validation off) overwrites its
+        // own last entry instead of the next row's.
+        let pos = &mut ws.pos[..];
+        let row_cols = &mut cols[s..e];
+        let row_vals = match (values, vals.as_deref_mut()) {
+            (Some(ab), Some(v)) => Some((ab, &mut v[s..e])),
+            _ => None,
+        };
+        let t = slot_row(
+            pos,
+            (a, b),
+            (i, prefetch),
+            (row_cols, n - 1),
+            row_vals,
+            to_j,
+        );
+        if t != n {
+            // Forget the row (every slot of `pos` this call may have set) and report.
+            ws.pos.fill(EMPTY);
+            return Err(row_len_mismatch(i, t, n));
+        }
+        for &c in row_cols.iter() {
+            pos[c.to_usize() - c_base] = EMPTY;
+        }
     }
     Ok(())
 }
@@ -1621,6 +1748,7 @@ mod tests {
             sorted,
             c_base,
             prefetch: false,
+            direct: !sorted,
         }
     }
     use crate::cpu::compress;
@@ -1639,6 +1767,30 @@ mod tests {
             offs.push((cols.len() + base) as i32);
         }
         (offs, cols, vals)
+    }
+
+    /// [`banded`] with -0.0, +0.0, negated values and a few NaN among the values.
+    fn banded_specials(n: usize, w: usize, base: usize) -> (Vec<i32>, Vec<i32>, Vec<f64>) {
+        let (offs, cols, mut vals) = banded(n, w, base);
+        for (p, v) in vals.iter_mut().enumerate() {
+            *v = match p % 11 {
+                0 => -0.0,
+                1 => 0.0,
+                2 => -*v,
+                3 if p % 97 == 3 => f64::NAN,
+                _ => *v,
+            };
+        }
+        (offs, cols, vals)
+    }
+
+    /// Row offsets from row counts.
+    fn offsets(nnz: &[usize]) -> Vec<usize> {
+        let mut row_ptr = vec![0usize; nnz.len() + 1];
+        for (i, &c) in nnz.iter().enumerate() {
+            row_ptr[i + 1] = row_ptr[i] + c;
+        }
+        row_ptr
     }
 
     fn counts(
@@ -2068,6 +2220,82 @@ mod tests {
         }
     }
 
+    /// The in-place rule: unsorted output with 1.5 to 5 multiplications per entry of C.
+    #[test]
+    fn direct_rule_bounds() {
+        assert!(direct_pays(false, 15, 10));
+        assert!(!direct_pays(false, 14, 10));
+        assert!(direct_pays(false, 50, 10));
+        assert!(!direct_pays(false, 51, 10));
+        assert!(!direct_pays(true, 30, 10));
+        assert!(!direct_pays(false, 0, 0));
+    }
+
+    /// The in-place kernel ([`fill_rows_direct`]) gives bitwise the row buffer's output
+    /// (unsorted; rows of C under and over [`DIRECT_MAX_ROW`]; 0- and 1-based; -0.0, +0.0
+    /// and NaN among the values; with and without values; two chunks), and a plan whose
+    /// counts are off (row 7 one short, one long, or empty while it has products) is
+    /// reported with nothing left in `pos`.
+    #[test]
+    fn direct_rows_match_the_row_buffer_bitwise() {
+        for base in [0usize, 1] {
+            for w in [5usize, 40] {
+                let n = 300;
+                let (offs, cols, vals) = banded_specials(n, w, base);
+                let a = CsrRef::new(n, n, base, &offs, &cols, Some(&vals)).unwrap();
+                let (nnz, _) = counts(&a, None);
+                assert_eq!(nnz[7], 2 * w - 1);
+                assert_eq!(nnz[7] > DIRECT_MAX_ROW, w == 40);
+                let row_ptr = offsets(&nnz);
+                let max_row = *nnz.iter().max().unwrap();
+                let mut ws = DenseRows::<f64>::default();
+                ws.prepare_numeric(n, max_row + 1, false, false).unwrap();
+                let c_base = 1 - base;
+                let run = |ws: &mut DenseRows<f64>, rp: &[usize], direct: bool, with_vals: bool| {
+                    let total = rp[n];
+                    let (mut c, mut v) = (vec![0i64; total], vec![7.0f64; total]);
+                    let mut plan = np(None, rp, false, c_base);
+                    plan.direct = direct;
+                    for r in [0..131, 131..n] {
+                        let (s, e) = (rp[r.start], rp[r.end]);
+                        let p = Product {
+                            a: &a,
+                            b: &a,
+                            plan: &plan,
+                        };
+                        let v = with_vals.then_some(&mut v[s..e]);
+                        fill_rows(ws, &p, r, &mut c[s..e], v)?;
+                    }
+                    Ok::<_, crate::error::Error>((c, v))
+                };
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                for with_vals in [true, false] {
+                    let (c1, v1) = run(&mut ws, &row_ptr, false, with_vals).unwrap();
+                    let (c2, v2) = run(&mut ws, &row_ptr, true, with_vals).unwrap();
+                    assert_eq!(c1, c2, "base {base} w {w}");
+                    assert_eq!(bits(&v1), bits(&v2), "base {base} w {w}");
+                    if with_vals {
+                        assert!(v2.iter().any(|x| x.is_nan()));
+                        assert!(v2.iter().any(|x| x.to_bits() == (-0.0f64).to_bits()));
+                    }
+                }
+                let want = run(&mut ws, &row_ptr, false, true).unwrap();
+                for change in [-1isize, 1, -(nnz[7] as isize)] {
+                    let mut off = row_ptr.clone();
+                    off[8..]
+                        .iter_mut()
+                        .for_each(|r| *r = r.checked_add_signed(change).unwrap());
+                    let e = run(&mut ws, &off, true, true).unwrap_err();
+                    assert_eq!(e.status, Status::PlanMismatch, "change {change}");
+                    assert!(ws.pos.iter().all(|&p| p == EMPTY), "change {change}");
+                    let again = run(&mut ws, &row_ptr, true, true).unwrap();
+                    assert_eq!(again.0, want.0);
+                    assert_eq!(bits(&again.1), bits(&want.1));
+                }
+            }
+        }
+    }
+
     /// The value kernel gives bitwise the slot kernel's output (columns and values, also
     /// with -0.0, +0.0, NaN and cancelling values), sorted and unsorted, 0- and 1-based,
     /// with and without values, on one workspace reused across calls; a changed structure
@@ -2076,22 +2304,10 @@ mod tests {
     fn by_value_kernel_matches_slot_kernel_bitwise() {
         for base in [0usize, 1] {
             let n = 200;
-            let (offs, cols, mut vals) = banded(n, 9, base);
-            for (p, v) in vals.iter_mut().enumerate() {
-                *v = match p % 11 {
-                    0 => -0.0,
-                    1 => 0.0,
-                    2 => -*v,
-                    3 if p % 97 == 3 => f64::NAN,
-                    _ => *v,
-                };
-            }
+            let (offs, cols, vals) = banded_specials(n, 9, base);
             let a = CsrRef::new(n, n, base, &offs, &cols, Some(&vals)).unwrap();
             let (nnz, _) = counts(&a, None);
-            let mut row_ptr = vec![0usize; n + 1];
-            for i in 0..n {
-                row_ptr[i + 1] = row_ptr[i] + nnz[i];
-            }
+            let row_ptr = offsets(&nnz);
             let max_row = *nnz.iter().max().unwrap();
             let total = row_ptr[n];
             let mut slot_ws = DenseRows::<f64>::default();

@@ -544,6 +544,7 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
             sorted: plan.sorted,
             c_base,
             prefetch: plan.prefetch,
+            direct: dense::direct_pays(plan.sorted, plan.flops, plan.nnz()),
         };
         let p = Product { a, b, plan: &np };
         // Slot maps where the plan may keep memory beyond itself, the rows of B are long
