@@ -2153,10 +2153,7 @@ mod tests {
         let (offs, cols, vals) = banded(n, 5, 0);
         let a = CsrRef::new(n, n, 0, &offs, &cols, Some(&vals)).unwrap();
         let (nnz, _) = counts(&a, None);
-        let mut row_ptr = vec![0usize; n + 1];
-        for i in 0..n {
-            row_ptr[i + 1] = row_ptr[i] + nnz[i];
-        }
+        let row_ptr = offsets(&nnz);
         let total = row_ptr[n];
         let mut ws = DenseRows::<f64>::default();
         let max_row = *nnz.iter().max().unwrap();
