@@ -52,6 +52,14 @@ pub struct Rates {
 }
 
 impl Rates {
+    /// Whether the band rule of [`plan_split`] has its rates (CPU, GPU compute, copy): only
+    /// then are A's and B's bands worth finding.
+    pub fn band_rule_ready(&self) -> bool {
+        [self.cpu, self.gpu_compute, self.copy]
+            .iter()
+            .all(|r| r.is_some_and(|r| r > 0.0))
+    }
+
     /// Records a measurement: `work` units done in `seconds` (ignored when not positive).
     /// Keeps the most recent value: the next product on a handle is usually like the last.
     pub fn record(slot: &mut Option<f64>, work: f64, seconds: f64) {
@@ -228,36 +236,76 @@ impl Band {
 /// The band of `a` when it is a band matrix: entries within a band of at most
 /// `BAND_MAX_WIDTH_FRACTION` of the columns (at least 1 diagonal) that they fill to at
 /// least `BAND_MIN_FILL`. None for an empty matrix or any other pattern.
+///
+/// Row by row, and over as soon as the band seen so far fails either test: both only get
+/// harder as the band widens, so the answer is that of a scan of every entry, while a
+/// matrix that is no band (a graph, a 3-D stencil) is rejected within its first rows
+/// instead of costing a serial pass over its entries in every hybrid symbolic phase.
 pub fn band_of<O: Idx, I: Idx, V: Scalar>(a: &CsrRef<'_, O, I, V>) -> Option<Band> {
     let (m, n) = (a.nrows(), a.ncols());
     if m == 0 || n == 0 || a.nnz() == 0 {
         return None;
     }
-    let (mut lo, mut hi) = (i128::MAX, i128::MIN);
+    let max_width = (BAND_MAX_WIDTH_FRACTION * n as f64).max(1.0);
+    let fails = |band: Band| {
+        band.diagonals() as f64 > max_width
+            || (a.nnz() as f64) < BAND_MIN_FILL * band_slots_at_least(m, n, band) as f64
+    };
+    // i64 offsets: a column beyond i64 (a bad index) wraps to a wide band, never a narrow one.
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
     for i in 0..m {
-        for p in a.row_range(i) {
-            let d = a.col(p) as i128 - i as i128;
-            lo = lo.min(d);
-            hi = hi.max(d);
+        let (mut row_lo, mut row_hi) = (lo, hi);
+        for &c in a.row_cols(i) {
+            let d = (a.col_of(c) as i64).wrapping_sub(i as i64);
+            row_lo = row_lo.min(d);
+            row_hi = row_hi.max(d);
+        }
+        if row_lo < lo || row_hi > hi {
+            (lo, hi) = (row_lo, row_hi);
+            if fails(band_from(lo.into(), hi.into())) {
+                return None;
+            }
         }
     }
-    let band = Band {
-        lower: (-lo).max(0) as usize,
-        upper: hi.max(0) as usize,
-    };
-    let width = band.diagonals();
-    if width as f64 > (BAND_MAX_WIDTH_FRACTION * n as f64).max(1.0) {
-        return None;
+    let band = band_from(lo.into(), hi.into());
+    (!fails(band) && a.nnz() as f64 >= BAND_MIN_FILL * band_slots(m, n, band) as f64)
+        .then_some(band)
+}
+
+/// The band of the diagonals `lo..=hi` (j - i), widened to hold the main diagonal.
+fn band_from(lo: i128, hi: i128) -> Band {
+    let clamp = |x: i128| x.clamp(0, usize::MAX as i128) as usize;
+    Band {
+        lower: clamp(-lo),
+        upper: clamp(hi),
     }
-    // Slots of the band inside the matrix: sum over diagonals d of their length.
-    let slots: u128 = (-(band.lower as i128)..=band.upper as i128)
+}
+
+/// Positions of an m x n matrix inside `band`: the sum of its diagonals' lengths.
+fn band_slots(m: usize, n: usize, band: Band) -> u128 {
+    (-(band.lower as i128)..=band.upper as i128)
         .map(|d| {
             let (m, n) = (m as i128, n as i128);
             let len = if d >= 0 { m.min(n - d) } else { n.min(m + d) };
             len.max(0) as u128
         })
-        .sum();
-    (slots > 0 && a.nnz() as f64 >= BAND_MIN_FILL * slots as f64).then_some(band)
+        .sum()
+}
+
+/// A lower bound of [`band_slots`] in O(1): diagonal d holds at least min(m, n) - |d|
+/// positions.
+fn band_slots_at_least(m: usize, n: usize, band: Band) -> u128 {
+    let s = m.min(n) as u128;
+    // Sum of s - e over e = from..=to, the terms that stay positive.
+    let run = |from: u128, to: u128| {
+        let to = to.min(s.saturating_sub(1));
+        if s == 0 || from > to {
+            0
+        } else {
+            (to - from + 1).saturating_mul(2 * s - from - to) / 2
+        }
+    };
+    run(0, band.upper as u128) + run(1, band.lower as u128)
 }
 
 /// The CPU's share for band matrices (section 4.3): `alpha`, `beta` are CPU and GPU
@@ -527,6 +575,111 @@ mod tests {
         assert_eq!(band_of(&a), None);
         let a = CsrRef::<u64, i64, f64>::new(0, 5, 0, &[0], &[], Some(&[])).unwrap();
         assert_eq!(band_of(&a), None);
+    }
+
+    /// The band rule by a scan of every entry (the early exit must give the same answer).
+    fn band_by_full_scan(m: usize, n: usize, entries: &[(usize, usize)]) -> Option<Band> {
+        if m == 0 || n == 0 || entries.is_empty() {
+            return None;
+        }
+        let d = entries.iter().map(|&(i, j)| j as i128 - i as i128);
+        let band = band_from(d.clone().min().unwrap(), d.max().unwrap());
+        let fill = entries.len() as f64 >= BAND_MIN_FILL * band_slots(m, n, band) as f64;
+        let narrow = band.diagonals() as f64 <= (BAND_MAX_WIDTH_FRACTION * n as f64).max(1.0);
+        (narrow && fill).then_some(band)
+    }
+
+    #[test]
+    fn slots_bound_is_a_lower_bound() {
+        for m in 0..12 {
+            for n in 0..12 {
+                for lower in 0..14 {
+                    for upper in 0..14 {
+                        let band = Band { lower, upper };
+                        let exact = band_slots(m, n, band);
+                        let bound = band_slots_at_least(m, n, band);
+                        assert!(bound <= exact, "{m}x{n} {band:?}: {bound} > {exact}");
+                        if m == n {
+                            assert_eq!(bound, exact, "{m}x{n} {band:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn early_exit_band_matches_the_full_scan() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |k: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % k.max(1) as u64) as usize
+        };
+        let mut banded = 0;
+        for case in 0..600 {
+            let (m, n) = match case % 4 {
+                0 => (1 + next(300), 1 + next(300)),
+                1 => (1 + next(40), 1 + next(2000)),
+                2 => (1 + next(2000), 1 + next(40)),
+                _ => {
+                    let s = 1 + next(1000);
+                    (s, s)
+                }
+            };
+            let (lower, upper) = (next(n / 20 + 2), next(n / 20 + 2));
+            let keep = [100, 90, 60, 50, 30][next(5)];
+            let mut e: Vec<(usize, usize)> = band_matrix(m.max(n), lower, upper)
+                .into_iter()
+                .filter(|&(i, j)| i < m && j < n && next(100) < keep)
+                .collect();
+            // Empty rows, far entries at the start, middle or end, a widening band.
+            match next(6) {
+                0 => e.retain(|&(i, _)| i % 3 != 1),
+                1 => e.push((next(m), next(n))),
+                2 => e.push((m - 1, 0)),
+                3 => e.push((0, n - 1)),
+                4 => e.extend(
+                    (0..m)
+                        .step_by(1 + next(9))
+                        .map(|i| (i, (i + i / 4).min(n - 1))),
+                ),
+                _ => {}
+            }
+            e.sort();
+            e.dedup();
+            let want = band_by_full_scan(m, n, &e);
+            banded += want.is_some() as usize;
+            let (p, c, v) = csr_from(m, n, &e);
+            let a = CsrRef::<u64, i64, f64>::new(m, n, 0, &p, &c, Some(&v)).unwrap();
+            assert_eq!(
+                band_of(&a),
+                want,
+                "case {case}: {m}x{n}, {} entries",
+                e.len()
+            );
+            // 1-based, the same pattern.
+            let p1: Vec<u64> = p.iter().map(|x| x + 1).collect();
+            let c1: Vec<i64> = c.iter().map(|x| x + 1).collect();
+            let a1 = CsrRef::<u64, i64, f64>::new(m, n, 1, &p1, &c1, Some(&v)).unwrap();
+            assert_eq!(band_of(&a1), want, "case {case}, 1-based");
+        }
+        // Both answers occur often enough for the comparison to mean something.
+        assert!((100..500).contains(&banded), "{banded} of 600 banded");
+    }
+
+    #[test]
+    fn band_rule_readiness() {
+        let mut r = Rates::default();
+        assert!(!r.band_rule_ready());
+        r.cpu = Some(1e9);
+        r.gpu_compute = Some(4e9);
+        assert!(!r.band_rule_ready());
+        r.copy = Some(1e8);
+        assert!(r.band_rule_ready());
+        r.copy = Some(0.0);
+        assert!(!r.band_rule_ready());
     }
 
     #[test]

@@ -93,8 +93,12 @@ pub(crate) fn symbolic<O: Idx, I: Idx, V: Scalar>(
     let prefix = e
         .install(|| crate::cpu::partition::flop_profile(a, b, None))??
         .prefix;
-    let bands = split::band_of(a).zip(split::band_of(b));
     let rates: Rates = *e.rates.lock();
+    // B's band only when A has one, and neither without the rates the band rule needs.
+    let bands = rates
+        .band_rule_ready()
+        .then(|| split::band_of(a).and_then(|ba| split::band_of(b).map(|bb| (ba, bb))))
+        .flatten();
     let split: Split = split::plan_split(&prefix, bands, &rates);
     let (m, r) = (a.nrows(), split.split_row);
     let a_top = a.top_rows(r)?;
