@@ -229,7 +229,7 @@ pub struct Band {
 
 impl Band {
     pub fn diagonals(&self) -> usize {
-        self.lower + self.upper + 1
+        self.lower.saturating_add(self.upper).saturating_add(1)
     }
 }
 
