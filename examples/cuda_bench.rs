@@ -108,6 +108,7 @@ fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, label: &str, name: &str) {
     let mut num = Vec::new();
     let mut nnz = 0;
     let mut checksum = 0.0;
+    let mut info = plan.describe();
     for _ in 0..reps {
         let t = Instant::now();
         let plan = spgemm::symbolic(h, &a.any(), &b.any(), f).unwrap();
@@ -127,12 +128,18 @@ fn run(h: &Handle, a: &Csr, b: &Csr, reps: usize, label: &str, name: &str) {
         )
         .unwrap();
         num.push(t.elapsed().as_secs_f64() * 1e3);
+        info = plan.describe();
         nnz = plan.nnz();
         if let ValueVec::F64(v) = &val {
             checksum = v.iter().sum();
         }
     }
     let (s, n) = (median(sym), median(num));
+    if label == "hybrid" {
+        // The split and the hybrid's own set-up, of the last plan (made with the rates the
+        // earlier calls measured).
+        eprintln!("{name} hybrid plan:\n{info}");
+    }
     let gflops = 2.0 * plan.flops() as f64 / ((s + n) * 1e-3) / 1e9;
     println!(
         "{{\"product\":\"{name}\",\"backend\":\"{label}\",\"nnz_c\":{nnz},\"flops\":{},\"first_symbolic_ms\":{first_ms:.3},\"symbolic_ms\":{s:.3},\"numeric_ms\":{n:.3},\"total_ms\":{:.3},\"gflops\":{gflops:.3},\"checksum\":{checksum:.6e},\"on_gpu\":{},\"plan\":\"{:?}\"}}",

@@ -143,6 +143,10 @@ impl Plan {
         if let BackendPlan::Cpu(p) = &self.backend {
             s.push_str(&p.describe());
         }
+        if let BackendPlan::Hybrid(h) = &self.backend {
+            s.push_str(&h.setup.describe());
+            s.push('\n');
+        }
         if let Some(sp) = &self.split {
             s.push_str(&sp.describe());
             s.push('\n');
