@@ -42,7 +42,7 @@ use crate::cpu::row_groups::{GroupEntries, LANES, RowGroups, same_columns};
 use crate::cpu::sort::{INSERTION_MAX, RANK_MAX, ShortOrder, rank_short, sort_compared, sort_keys};
 use crate::cpu::symbolic::WORD_BITS;
 use crate::cpu::util::{row_len_mismatch, value_pair};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::platform::alloc::{release_pages, try_grow, try_reserve};
 use crate::types::{Idx, Scalar};
 
@@ -1083,6 +1083,13 @@ fn slot_row<V: Scalar, O: Idx, I: Idx, C>(
     t
 }
 
+/// A slot-kernel row of `t` entries where the plan has `n`: `pos` forgotten (every slot this
+/// call may have set), the row reported.
+fn forget_row(pos: &mut [u32], i: usize, (t, n): (usize, usize)) -> Error {
+    pos.fill(EMPTY);
+    row_len_mismatch(i, t, n)
+}
+
 /// [`fill_rows_plain`] through a row buffer: each row's columns and sums are found in
 /// `row_cols` / `row_vals` and put in C's arrays by [`emit_row`] (in order when sorted).
 fn fill_rows_buffered<V: Scalar, O: Idx, I: Idx, J: Idx>(
@@ -1117,9 +1124,7 @@ fn fill_rows_buffered<V: Scalar, O: Idx, I: Idx, J: Idx>(
         );
         let n = e - s;
         if t != n {
-            // Forget the row (every slot of `pos` this call may have set) and report.
-            ws.pos.fill(EMPTY);
-            return Err(row_len_mismatch(i, t, n));
+            return Err(forget_row(&mut ws.pos, i, (t, n)));
         }
         emit_row(
             pos,
@@ -1211,9 +1216,7 @@ fn fill_rows_direct<V: Scalar, O: Idx, I: Idx, J: Idx>(
             to_j,
         );
         if t != n {
-            // Forget the row (every slot of `pos` this call may have set) and report.
-            ws.pos.fill(EMPTY);
-            return Err(row_len_mismatch(i, t, n));
+            return Err(forget_row(&mut ws.pos, i, (t, n)));
         }
         for &c in row_cols.iter() {
             pos[c.to_usize() - c_base] = EMPTY;
