@@ -1145,11 +1145,13 @@ fn fill_rows_buffered<V: Scalar, O: Idx, I: Idx, J: Idx>(
 
 /// Multiplications per entry of C for which [`fill_rows_direct`] pays: from 1.5 (the short
 /// rows of the AMG and stencil products, 2-4.3 per entry: first numeric call 0.92-0.97x at
-/// one and two threads) to 5 (above it the sums into C's rows cost more than the row
-/// buffer's copy: aniso R*(AP), (RA)*P, x0 A1*P1 at 7.9-17.5, 1.05-1.25x). Below 1.5 (graph
-/// squares, nearly every product a new entry) one and two threads disagreed (er_uniform
-/// 0.83x at one, 1.06-1.07x at two; hub 0.99x and 1.13x): those keep the row buffer
-/// (DESIGN-NOTES cpu::dense).
+/// one and two threads) to 5, and above 5 where C's rows are short on average (at most
+/// [`DIRECT_MAX_ROW`]: the anisotropic R*(AP), (RA)*P and level-1 products, 6-17.5 per
+/// entry; with long rows, lap3d_27pt_42^2 and the R1*(AP1) of the first measurement, the
+/// sums into C's rows cost more than the buffer's copy). Below 1.5 (graph squares, nearly
+/// every product a new entry) one and two threads disagreed (er_uniform 0.83x at one,
+/// 1.06-1.07x at two; hub 0.99x and 1.13x): those keep the row buffer (DESIGN-NOTES
+/// cpu::dense).
 const DIRECT_SHARE: (f64, f64) = (1.5, 5.0);
 
 /// Rows of C longer than this take the row buffer in [`fill_rows_direct`] (circuit_400k^2,
@@ -1157,10 +1159,12 @@ const DIRECT_SHARE: (f64, f64) = (1.5, 5.0);
 const DIRECT_MAX_ROW: usize = 64;
 
 /// Whether a numeric call writes C's rows in place ([`fill_rows_direct`]): unsorted
-/// output with the plan's `multiplications` per entry of C within [`DIRECT_SHARE`].
-pub fn direct_pays(sorted: bool, multiplications: u64, nnz_c: usize) -> bool {
+/// output with the plan's `multiplications` per entry of C within [`DIRECT_SHARE`], or
+/// above it where C's `rows` hold at most [`DIRECT_MAX_ROW`] entries on average.
+pub fn direct_pays(sorted: bool, multiplications: u64, nnz_c: usize, rows: usize) -> bool {
     let share = multiplications as f64 / nnz_c.max(1) as f64;
-    !sorted && (DIRECT_SHARE.0..=DIRECT_SHARE.1).contains(&share)
+    let short_rows = nnz_c <= DIRECT_MAX_ROW.saturating_mul(rows);
+    !sorted && share >= DIRECT_SHARE.0 && (share <= DIRECT_SHARE.1 || short_rows)
 }
 
 /// [`fill_rows_plain`] for unsorted output: each row's columns (first-touch order, as
@@ -2220,15 +2224,21 @@ mod tests {
         }
     }
 
-    /// The in-place rule: unsorted output with 1.5 to 5 multiplications per entry of C.
+    /// The in-place rule: unsorted output, 1.5 to 5 multiplications per entry of C, or
+    /// more with rows of C of at most 64 entries on average.
     #[test]
     fn direct_rule_bounds() {
-        assert!(direct_pays(false, 15, 10));
-        assert!(!direct_pays(false, 14, 10));
-        assert!(direct_pays(false, 50, 10));
-        assert!(!direct_pays(false, 51, 10));
-        assert!(!direct_pays(true, 30, 10));
-        assert!(!direct_pays(false, 0, 0));
+        assert!(direct_pays(false, 15, 10, 1));
+        assert!(!direct_pays(false, 14, 10, 1));
+        assert!(direct_pays(false, 50, 10, 1));
+        assert!(direct_pays(false, 5000, 10, 1));
+        assert!(!direct_pays(false, 51, 10, 0));
+        assert!(!direct_pays(true, 30, 10, 1));
+        assert!(!direct_pays(false, 0, 0, 0));
+        // Above 5 per entry the mean row of C decides, not the longest.
+        assert!(direct_pays(false, 6400, 640, 10));
+        assert!(!direct_pays(false, 6410, 641, 10));
+        assert!(direct_pays(false, 3205, 641, 10));
     }
 
     /// The in-place kernel ([`fill_rows_direct`]) gives bitwise the row buffer's output

@@ -544,7 +544,12 @@ pub fn numeric<O: Idx, I: Idx, V: Scalar>(
             sorted: plan.sorted,
             c_base,
             prefetch: plan.prefetch,
-            direct: dense::direct_pays(plan.sorted, plan.flops, plan.nnz()),
+            direct: dense::direct_pays(
+                plan.sorted,
+                plan.flops,
+                plan.nnz(),
+                plan.row_ptr.len().saturating_sub(1),
+            ),
         };
         let p = Product { a, b, plan: &np };
         // Slot maps where the plan may keep memory beyond itself, the rows of B are long
