@@ -1053,7 +1053,7 @@ fn main() {
         me,
     };
     if args.iter().any(|a| a == "--spgemm") {
-        let n = spgemm_cases::run_all(&world, &comm, &h, &mut rep);
+        let n = spgemm_cases::run_all(&world, &comm, &mut h, &mut rep);
         let mut failed = 0usize;
         world.all_reduce_into(&rep.failed, &mut failed, SystemOperation::max());
         if me == 0 {

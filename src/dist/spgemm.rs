@@ -104,10 +104,12 @@ struct Segment<I, P> {
     rows: Range<usize>,
     /// op(A)'s entries of these rows (positions in its local arrays).
     entries: Range<usize>,
-    /// The rows' offsets from 0 and their columns renumbered to rows of the segment's B
-    /// (`inner` of them).
+    /// The rows' offsets from `base` and their columns renumbered to rows of the segment's
+    /// B (`inner` of them); `cols` None: the caller's columns of op(A) at `entries`, which
+    /// need no renumbering (see [`Borrow`]).
     offs: Vec<i64>,
-    cols: Vec<I>,
+    cols: Option<Vec<I>>,
+    base: usize,
     inner: usize,
     own: bool,
     node: P,
@@ -116,18 +118,46 @@ struct Segment<I, P> {
 
 impl<I: DistIdx, P> Segment<I, P> {
     /// The segment's rows of op(A) for the node, with their values (`av`: all of op(A)'s)
-    /// or without.
-    fn a<'s, V: DistScalar>(&'s self, av: Option<&'s [V]>) -> AnyCsr<'s> {
+    /// or without; `a_cols`: all of op(A)'s columns in this call.
+    fn a<'s, V: DistScalar>(&'s self, a_cols: &'s [I], av: Option<&'s [V]>) -> AnyCsr<'s> {
         let vals = av.map(|v| &v[self.entries.clone()]);
-        erased(&self.offs, &self.cols, vals, self.inner)
+        let cols = match &self.cols {
+            Some(c) => &c[..],
+            None => &a_cols[self.entries.clone()],
+        };
+        erased(&self.offs, cols, vals, self.inner, self.base)
     }
 }
 
-/// This rank's rows of B as own segments read them: 0-based offsets and global column
-/// ids (the values are those of each numeric call, read in place).
+/// This rank's rows of B as own segments read them: offsets from `base` and global column
+/// ids (`cols` None: the caller's, read in place as the values of each numeric call are).
 struct OwnRows<I> {
     offs: Vec<i64>,
-    cols: Vec<I>,
+    cols: Option<Vec<I>>,
+    base: usize,
+}
+
+impl<I: DistIdx> OwnRows<I> {
+    /// The rows for the node; `b_cols`: B's columns in this call.
+    fn erased<'s, V: DistScalar>(
+        &'s self,
+        b_cols: &'s [I],
+        vals: Option<&'s [V]>,
+        ncols: usize,
+    ) -> AnyCsr<'s> {
+        let cols = self.cols.as_deref().unwrap_or(b_cols);
+        erased(&self.offs, cols, vals, ncols, self.base)
+    }
+}
+
+/// Which operands' arrays the node plans may read in place at every numeric call (instead
+/// of the plan's copies): those whose structure cannot differ from the symbolic phase's,
+/// because the plan owns them or checks their digests before each call (validation on).
+/// A node plan replays on the structure it was made for and checks nothing itself.
+#[derive(Clone, Copy)]
+struct Borrow {
+    a: bool,
+    b: bool,
 }
 
 /// Rows of op(A) reading only own rows of B are multiplied in place when their longest
@@ -523,22 +553,23 @@ impl<I: DistIdx, V: DistScalar> Import<I, V> {
     /// structure alone.
     fn erased(&self, ncols: usize, with_values: bool) -> AnyCsr<'_> {
         let vals = with_values.then_some(&self.vals[..]);
-        erased(&self.offs, &self.cols, vals, ncols)
+        erased(&self.offs, &self.cols, vals, ncols, 0)
     }
 }
 
-/// A 0-based local CSR the backend built, erased for the node (`vals` None: its structure
-/// alone, for the phases that read no values).
+/// A local CSR for the node (offsets and columns from `base`), erased (`vals` None: its
+/// structure alone, for the phases that read no values).
 fn erased<'a, I: DistIdx, V: DistScalar>(
     offs: &'a [i64],
     cols: &'a [I],
     vals: Option<&'a [V]>,
     ncols: usize,
+    base: usize,
 ) -> AnyCsr<'a> {
     AnyCsr {
         nrows: offs.len() - 1,
         ncols,
-        base: 0,
+        base,
         offsets: OffsetSlice::I64(offs),
         indices: I::erase(cols),
         values: vals.map(V::erase),
@@ -548,7 +579,7 @@ fn erased<'a, I: DistIdx, V: DistScalar>(
 
 /// The symbolic phase of op(A) * B, op(A) this rank's rows (`a`, or its transpose).
 /// `structure`: [`Product::structure`] follows (the node may keep C's columns for it).
-/// Collective.
+/// `borrow`: whose arrays the numeric calls may read in place. Collective.
 #[allow(clippy::too_many_arguments)]
 fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
     w: &SimpleCommunicator,
@@ -560,6 +591,7 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
     format: OutputFormat,
     c_offsets: Option<OffsetSliceMut<'_>>,
     structure: bool,
+    borrow: Borrow,
 ) -> Result<Product<I, V, N::Plan>> {
     let me = w.rank() as usize;
     let mut bytes = (0u64, 0u64);
@@ -609,20 +641,25 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
     let (imp, rows_imported, b2) = import_symbolic(w, &needed, b)?;
     bytes = (bytes.0 + b2.0, bytes.1 + b2.1);
     let ncols = b.csr.ncols();
-    let own = blocks.iter().any(|&(_, o)| o).then(|| OwnRows {
-        offs: b
-            .csr
-            .row_offsets()
-            .iter()
-            .map(|&o| (o.to_usize() - b.csr.base()) as i64)
-            .collect(),
-        cols: b
-            .csr
-            .col_indices()
-            .iter()
-            .map(|&c| I::try_from_usize(b.csr.col_of(c)).expect("fits: a column of B"))
-            .collect(),
+    // B's columns are global ids already: borrowed, they keep B's base (and so do the
+    // offsets, whose type may differ from the segments' 64-bit ones and is copied).
+    let own = blocks.iter().any(|&(_, o)| o).then(|| {
+        let b_base = if borrow.b { b.csr.base() } else { 0 };
+        OwnRows {
+            offs: (b.csr.row_offsets().iter())
+                .map(|&o| (o.to_usize() - b.csr.base() + b_base) as i64)
+                .collect(),
+            cols: (!borrow.b).then(|| {
+                (b.csr.col_indices().iter())
+                    .map(|&c| I::try_from_usize(b.csr.col_of(c)).expect("fits: a column of B"))
+                    .collect()
+            }),
+            base: b_base,
+        }
     });
+    // op(A)'s own columns need no renumbering when they are A's and B's own rows start
+    // at global row 0 (one rank, or the first with only own rows).
+    let a_in_place = borrow.a && tr.is_none() && own_rows.start == 0;
     // The segments' offsets are shifted into the caller's format below.
     let node_format = OutputFormat {
         offsets: IndexType::Int64,
@@ -633,26 +670,31 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
     let planned = (|| {
         for (r, is_own) in blocks {
             let e = entries(&r);
+            let in_place = is_own && a_in_place;
+            let seg_base = if in_place { base } else { 0 };
             let offs: Vec<i64> = a_offs[r.start..=r.end]
                 .iter()
-                .map(|&o| o - a_offs[r.start])
+                .map(|&o| o - a_offs[r.start] + seg_base as i64)
                 .collect();
-            let (cols, inner): (Vec<I>, usize) = if is_own {
+            let (cols, inner): (Option<Vec<I>>, usize) = if in_place {
+                (None, own_rows.len())
+            } else if is_own {
                 // A local row of B is below a column of op(A), which fits I. (An exact-size
                 // map: collecting into Option<Vec> would grow the vector by doubling.)
                 let local = |c: I| {
                     I::try_from_usize(col(c) - own_rows.start).expect("below a column of op(A)")
                 };
                 let cols = raw_cols[e.clone()].iter().map(|&c| local(c)).collect();
-                (cols, own_rows.len())
+                (Some(cols), own_rows.len())
             } else {
                 let cols = renumbered.next().expect("one per block without own rows");
-                (cols, needed.len())
+                (Some(cols), needed.len())
             };
-            let ae = erased::<I, V>(&offs, &cols, None, inner);
+            let seg_cols = cols.as_deref().unwrap_or(&raw_cols[e.clone()]);
+            let ae = erased::<I, V>(&offs, seg_cols, None, inner, seg_base);
             let node_plan = match &own {
                 Some(o) if is_own => {
-                    let be = erased::<I, V>(&o.offs, &o.cols, None, ncols);
+                    let be = o.erased::<V>(b.csr.col_indices(), None, ncols);
                     node.spgemm_symbolic(&ae, &be, node_format, structure)?
                 }
                 _ => {
@@ -666,6 +708,7 @@ fn product_symbolic<N: NodeSpgemm, OA: Idx, OB: Idx, I: DistIdx, V: DistScalar>(
                 entries: e,
                 offs,
                 cols,
+                base: seg_base,
                 inner,
                 own: is_own,
                 node: node_plan,
@@ -793,12 +836,14 @@ impl<I: DistIdx, V: DistScalar, P: Send> Product<I, V, P> {
     /// Moves the values this product needs (A's for a transpose, B's needed rows) and
     /// fills C, the segments reading own rows of B while the imported values travel.
     /// `a_vals` are the values of A's local rows, `b` B's. Returns (seconds moving values
-    /// or waiting for them, seconds in the node). Collective up to the node's product;
-    /// its error is the caller's to agree.
+    /// or waiting for them, seconds in the node). `a_cols`: A's columns in this call.
+    /// Collective up to the node's product; its error is the caller's to agree.
+    #[allow(clippy::too_many_arguments)]
     fn numeric<N: NodeSpgemm<Plan = P>, OB: Idx>(
         &mut self,
         w: &SimpleCommunicator,
         node: &N,
+        a_cols: &[I],
         a_vals: &[V],
         b: (&CsrRef<'_, OB, I, V>, &[V]),
         cols: IndexSliceMut<'_>,
@@ -813,10 +858,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> Product<I, V, P> {
             Some(t) => &t.vals,
             None => a_vals,
         };
-        let own_b = self
-            .own
-            .as_ref()
-            .map(|o| erased(&o.offs, &o.cols, Some(b.1), self.ncols));
+        let own_b = (self.own.as_ref()).map(|o| o.erased(b.0.col_indices(), Some(b.1), self.ncols));
         let (mut first, mut then) = (Vec::new(), Vec::new());
         for (s, part) in self.segs.iter().zip(parts(&self.segs, cols, Some(vals))) {
             if s.own {
@@ -826,7 +868,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> Product<I, V, P> {
             }
         }
         let run = |s: &Segment<I, P>, be: &AnyCsr<'_>, (c, v): Part2<'_>| {
-            node.spgemm_numeric(&s.node, &s.a(Some(av)), be, c, v)
+            node.spgemm_numeric(&s.node, &s.a(a_cols, Some(av)), be, c, v)
         };
         let imp = &mut self.imp;
         let (r, own_s) = imp.counts.run_sparse(w, &imp.sbuf, &mut imp.vals, || {
@@ -845,19 +887,21 @@ impl<I: DistIdx, V: DistScalar, P: Send> Product<I, V, P> {
 
     /// C's column indices alone, from the structure the symbolic phase imported (no MPI);
     /// the numeric calls into the same `cols` then compute values only (see
-    /// [`NodeSpgemm::spgemm_numeric`]).
-    fn structure<N: NodeSpgemm<Plan = P>>(&self, node: &N, cols: IndexSliceMut<'_>) -> Result<()> {
-        let own_b = self
-            .own
-            .as_ref()
-            .map(|o| erased::<I, V>(&o.offs, &o.cols, None, self.ncols));
+    /// [`NodeSpgemm::spgemm_numeric`]). `a_cols`, `b_cols`: A's and B's columns.
+    fn structure<N: NodeSpgemm<Plan = P>>(
+        &self,
+        node: &N,
+        (a_cols, b_cols): (&[I], &[I]),
+        cols: IndexSliceMut<'_>,
+    ) -> Result<()> {
+        let own_b = (self.own.as_ref()).map(|o| o.erased::<V>(b_cols, None, self.ncols));
         let be = self.imp.erased(self.ncols, false);
         for (s, (c, v)) in self.segs.iter().zip(parts(&self.segs, cols, None)) {
             let b = match &own_b {
                 Some(o) if s.own => o,
                 _ => &be,
             };
-            node.spgemm_numeric(&s.node, &s.a::<V>(None), b, c, v)?;
+            node.spgemm_numeric(&s.node, &s.a::<V>(a_cols, None), b, c, v)?;
         }
         Ok(())
     }
@@ -987,6 +1031,10 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             format,
             Some(c_offsets),
             false,
+            Borrow {
+                a: validate,
+                b: validate,
+            },
         )?;
         let stages = Stages::One(Box::new(prod));
         Ok(Self::assemble(
@@ -1051,6 +1099,10 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             inner_format,
             Some(OffsetSliceMut::I64(&mut ap_offs)),
             true,
+            Borrow {
+                a: validate,
+                b: validate,
+            },
         )?;
         let zero = I::try_from_usize(0).expect("0 fits");
         let mut inter = Intermediate {
@@ -1059,7 +1111,11 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             offs: ap_offs,
         };
         // The structure of A*P, for the second product's symbolic phase (no values yet).
-        agree(w, ap.structure(node, I::erase_mut(&mut inter.cols)))?;
+        let caller_cols = (oa.csr.col_indices(), op_.csr.col_indices());
+        agree(
+            w,
+            ap.structure(node, caller_cols, I::erase_mut(&mut inter.cols)),
+        )?;
         let ap_csr = CsrRef::new(
             oa.csr.nrows(),
             p.global_cols,
@@ -1083,6 +1139,11 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
             format,
             Some(c_offsets),
             false,
+            // A*P is the plan's own.
+            Borrow {
+                a: validate,
+                b: true,
+            },
         )?;
         let stages = Stages::Rap {
             ap: Box::new(ap),
@@ -1216,6 +1277,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
                 let (i, l, r) = p.numeric(
                     w,
                     node,
+                    csrs[0].col_indices(),
                     mats[0].values,
                     (&csrs[1], mats[1].values),
                     cols,
@@ -1228,6 +1290,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
                 let (i, l, r) = ap.numeric(
                     w,
                     node,
+                    csrs[1].col_indices(),
                     mats[1].values,
                     (&csrs[2], mats[2].values),
                     I::erase_mut(&mut inter.cols),
@@ -1246,6 +1309,7 @@ impl<I: DistIdx, V: DistScalar, P: Send> SpgemmPlan<I, V, P> {
                 let (i, l, r) = rap.numeric(
                     w,
                     node,
+                    csrs[0].col_indices(),
                     mats[0].values,
                     (&ap_csr, &inter.vals[..]),
                     cols,
