@@ -82,10 +82,11 @@ impl DistIdx for i64 {
     }
 }
 
-/// The local SpGEMM of a distributed product: a two-phase product of two 0-based CSR
-/// matrices the backend built (valid, sorted by row), C in the caller's format. The
-/// dispatcher implements it with the node backends; the backend keeps the plan and never
-/// looks inside it. The summation order of an entry of C must be that of A's row (as the
+/// The local SpGEMM of a distributed product: a two-phase product of two valid CSR
+/// matrices (the backend's, or the caller's arrays it checked) whose structure the
+/// backend guarantees to be the symbolic phase's at every numeric call, C in the caller's
+/// format. The dispatcher implements it with the node backends; the backend keeps the
+/// plan and never looks inside it. The summation order of an entry of C must be that of A's row (as the
 /// node kernels guarantee) for the bitwise equality of `docs/DISTRIBUTED.md`.
 pub trait NodeSpgemm: NodeSpmm {
     type Plan: Send;

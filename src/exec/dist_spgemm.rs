@@ -152,8 +152,9 @@ mod on {
             format: OutputFormat,
             structure: bool,
         ) -> Result<Plan> {
-            // The backend built A and B (valid) and keeps them unchanged: no validation
-            // here; the caller's matrices are checked by the backend.
+            // A and B are valid and keep their structure (the backend's own arrays, or
+            // the caller's whose digests it checks at every numeric call): no validation
+            // here.
             let o = Options {
                 validate: false,
                 ..*self.o
