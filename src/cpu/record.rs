@@ -204,6 +204,20 @@ pub fn budget_bytes(a_bytes: usize, b_bytes: usize) -> usize {
     a_bytes.saturating_add(b_bytes) / 2
 }
 
+/// [`budget_bytes`] for an unsorted record, which saves only the discovery of C's columns,
+/// not their ordering: at most a tenth of A, B and C together, so that it alone cannot lift
+/// the call's peak memory by more than issue 25 allows against MKL (1.1x; MKL's peak holds
+/// A, B and C too). With `entry` bytes per entry of C (column and value) and 4 per recorded
+/// column, 4 n <= (a + b + entry n) / 10 up to n = (a + b) / (40 - entry) entries
+/// (docs/DESIGN-NOTES.md, cpu::record).
+pub fn unsorted_budget_bytes(a_bytes: usize, b_bytes: usize, entry: usize) -> usize {
+    let ab = a_bytes.saturating_add(b_bytes);
+    let entries = ab / 40usize.saturating_sub(entry).max(1);
+    entries
+        .saturating_mul(4)
+        .min(budget_bytes(a_bytes, b_bytes))
+}
+
 impl Recorder<'_> {
     /// Room for `n` more columns (amortised growth); false (and `failed`) when there is
     /// none.
@@ -346,6 +360,24 @@ mod tests {
         let a = CsrRef::<i64, i64, f64>::new(2, n, 0, &ap, &ac, None).unwrap();
         let got = sampled_entries(&a, &b, 1.0).unwrap();
         assert_eq!(got, 64.0 / 128.0);
+    }
+
+    #[test]
+    fn unsorted_budget_keeps_the_record_within_a_tenth_of_a_b_and_c() {
+        for (ab, entry) in [
+            (28_000_000, 12),
+            (1_000_003, 12),
+            (5_000, 24),
+            (7, 8),
+            (0, 12),
+        ] {
+            let bytes = unsorted_budget_bytes(ab / 3, ab - ab / 3, entry);
+            let n = bytes / 4;
+            assert!(40 * n <= ab + entry * n, "{ab} {entry}: {bytes}");
+            // The largest such record, give or take one entry.
+            assert!(40 * (n + 2) > ab + entry * (n + 2), "{ab} {entry}: {bytes}");
+            assert!(bytes <= budget_bytes(ab / 3, ab - ab / 3));
+        }
     }
 
     #[test]

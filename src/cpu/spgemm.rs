@@ -405,7 +405,12 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             // enough products for the record to pay (see `record`).
             let budget = {
                 let entry = std::mem::size_of::<I>() + value_bytes;
-                record::budget_bytes(a.nnz() * entry, b.nnz() * entry)
+                let (ab, bb) = (a.nnz() * entry, b.nnz() * entry);
+                if ctx.sorted || ctx.structure_wanted {
+                    record::budget_bytes(ab, bb)
+                } else {
+                    record::unsorted_budget_bytes(ab, bb, entry)
+                }
             };
             let keep = ctx.keep_columns
                 && est.is_some_and(|e| {
