@@ -86,8 +86,9 @@ impl DistIdx for i64 {
 /// matrices (the backend's, or the caller's arrays it checked) whose structure the
 /// backend guarantees to be the symbolic phase's at every numeric call, C in the caller's
 /// format. The dispatcher implements it with the node backends; the backend keeps the
-/// plan and never looks inside it. The summation order of an entry of C must be that of A's row (as the
-/// node kernels guarantee) for the bitwise equality of `docs/DISTRIBUTED.md`.
+/// plan and never looks inside it. The summation order of an entry of C must be that of
+/// A's row (as the node kernels guarantee) for the bitwise equality of
+/// `docs/DISTRIBUTED.md`.
 pub trait NodeSpgemm: NodeSpmm {
     type Plan: Send;
     /// `structure`: a call without values (C's structure) follows; the node may keep C's
