@@ -1547,12 +1547,12 @@ impl OrderBits<'_> {
 /// Writes one finished row (`row_cols[..n]` in first-touch order, sums in `row_vals` by
 /// slot) and returns `pos` to all-`EMPTY` for the row's columns.
 ///
-/// Sorted output needs no sort of the row: rows of up to [`RANK_MAX`] columns are put
-/// in place by rank ([`rank_short`]: no branch on the columns; rows already in order are
-/// only checked); longer ones are set as bits in the order bit maps (one OR per distinct
-/// column and level, not per product) and the set bits are walked in order (see
-/// [`OrderBits::visit_in_order`]). Rows too sparse even for the summary levels, and short
-/// rows where the CPU has no AVX-512, are sorted.
+/// Sorted output needs no sort of the row: rows of up to [`RANK_MAX`] columns (from 16
+/// on AVX2) are put in place by rank ([`rank_short`]: no branch on the columns; rows
+/// already in order are only checked); longer ones are set as bits in the order bit maps
+/// (one OR per distinct column and level, not per product) and the set bits are walked in
+/// order (see [`OrderBits::visit_in_order`]). Rows too sparse even for the summary
+/// levels, and short rows the ranks leave, are sorted.
 #[inline]
 fn emit_row<V: Scalar, J: Idx>(
     pos: &mut [u32],
@@ -1624,7 +1624,7 @@ fn walk_row(
                     debug_assert_eq!(t, row_cols.len());
                     return path;
                 }
-                // Too long for ranks (or no AVX-512) and too sparse for the bit maps.
+                // Not ranked and too sparse for the bit maps.
                 sort_compared(row_cols);
                 for (t, &c) in row_cols.iter().enumerate() {
                     put(None, t, c);
@@ -1982,8 +1982,8 @@ mod tests {
     /// One row through `emit_row` (sorted, with and without values, 0-based i32 and
     /// 1-based i64 output) on the workspace `ws` sized for `k` columns; checks the output
     /// against a sort and the state left behind, and returns the path the order bit maps
-    /// take for the row (`emit_row` puts rows of up to `RANK_MAX` columns in place by rank
-    /// instead where the CPU has AVX-512).
+    /// take for the row (`emit_row` puts rows of `rank_lengths()` columns in place by rank
+    /// instead).
     fn emit_checked(ws: &mut DenseRows<f64>, k: usize, first_touch: &[u32]) -> OrderPath {
         let n = first_touch.len();
         ws.prepare_numeric(k, n, true, false).unwrap();
