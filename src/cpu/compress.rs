@@ -264,6 +264,9 @@ pub fn compress_rows<O: Idx, I: Idx, V: Scalar>(
 pub struct Estimate {
     pub flops: f64,
     pub compressed: f64,
+    /// Share of A's entries whose next entry in A's column array is the next column: the
+    /// runs the plain count walks as one (`count_plain`'s `RUNS`, [`crate::cpu::dense`]).
+    pub runs: f64,
 }
 
 /// Entries of B [`estimate`] reads, about: it samples evenly spaced entries of A, as many
@@ -329,22 +332,28 @@ pub fn estimate<O: Idx, I: Idx, V: Scalar>(
         return Some(Estimate {
             flops: 0.0,
             compressed: 0.0,
+            runs: 0.0,
         });
     }
     // On the handle's pool: serial, it was a visible share of the dense symbolic phase on
     // short-row products (docs/DESIGN-NOTES.md, cpu::compress). Integer sums: any order.
-    let (f, fc) = (0..samples)
+    // A run that crosses into the next row of A counts too: at most one per row, a
+    // small bias for the rows of several entries where runs matter.
+    let (f, fc, r) = (0..samples)
         .into_par_iter()
         .with_min_len(512)
         .map(|s| {
-            let j = a.col(p0 + (s as u128 * entries as u128 / samples as u128) as usize);
-            (b.row_len(j) as u64, row_pairs(b, j) as u64)
+            let p = p0 + (s as u128 * entries as u128 / samples as u128) as usize;
+            let j = a.col(p);
+            let run = p + 1 < p1 && a.col(p + 1) == j.wrapping_add(1);
+            (b.row_len(j) as u64, row_pairs(b, j) as u64, run as u64)
         })
-        .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+        .reduce(|| (0, 0, 0), |x, y| (x.0 + y.0, x.1 + y.1, x.2 + y.2));
     let scale = entries as f64 / samples as f64;
     Some(Estimate {
         flops: f as f64 * scale,
         compressed: fc as f64 * scale,
+        runs: r as f64 / samples as f64,
     })
 }
 
@@ -448,6 +457,7 @@ mod tests {
             Estimate {
                 flops: f * 1e6,
                 compressed: fc * 1e6,
+                runs: 0.0,
             }
             .pays((nb * 1e6) as usize, false)
         };
@@ -468,6 +478,7 @@ mod tests {
         let e = Estimate {
             flops: 16.12e6,
             compressed: 5.54e6,
+            runs: 0.0,
         };
         assert!(e.pays(4_400_000, true));
     }
@@ -515,7 +526,37 @@ mod tests {
                 "{m}: {}",
                 e.compressed
             );
+            // Random columns: hardly a run.
+            assert!(e.runs < 0.01, "{m}: runs {}", e.runs);
         }
+        // A 9-point stencil's rows (three runs of three): 6 of 9 entries followed by the
+        // next column, exactly (every entry sampled).
+        let n = 60usize;
+        let (mut ap, mut ac) = (vec![0i32], vec![]);
+        for i in 0..n * n {
+            let (x, y) = (i % n, i / n);
+            for dy in [-1i64, 0, 1] {
+                for dx in [-1i64, 0, 1] {
+                    let (xx, yy) = (x as i64 + dx, y as i64 + dy);
+                    if (0..n as i64).contains(&xx) && (0..n as i64).contains(&yy) {
+                        ac.push((yy * n as i64 + xx) as i32);
+                    }
+                }
+            }
+            ap.push(ac.len() as i32);
+        }
+        let a = CsrRef::<i32, i32, f64>::new(n * n, n * n, 0, &ap, &ac, None).unwrap();
+        let exact = (0..ac.len() - 1)
+            .filter(|&p| ac[p + 1] == ac[p] + 1)
+            .count() as f64;
+        let e = estimate(&a, &a).unwrap();
+        assert!(ac.len() > SAMPLE_ENTRIES.1);
+        assert!(
+            (e.runs - exact / ac.len() as f64).abs() < 0.02,
+            "{}",
+            e.runs
+        );
+        assert!(e.runs > 0.6, "{}", e.runs);
     }
 
     #[test]

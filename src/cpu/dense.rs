@@ -97,6 +97,9 @@ pub struct DenseRows<V> {
     /// The kernels prefetch the rows of B ahead (see [`crate::cpu::prefetch`]); set by
     /// `prepare_symbolic` and `prepare_numeric` for the product at hand.
     prefetch: bool,
+    /// The plain count walks runs of consecutive columns of A (`RUNS` of [`count_plain`]; not the
+    /// count that keeps a record, nor one that prefetches); set by `prepare_symbolic`.
+    runs: bool,
     /// Symbolic: the words of `bits` the current row touched.
     touched: Vec<u32>,
 }
@@ -118,6 +121,7 @@ impl<V: Scalar> Default for DenseRows<V> {
             bits: Vec::new(),
             touched: Vec::new(),
             prefetch: false,
+            runs: false,
         }
     }
 }
@@ -179,8 +183,14 @@ impl<V: Scalar> DenseRows<V> {
 
     /// Sizes the symbolic arrays for `k` columns: the bit map (k/8 bytes) for a
     /// compressed B, the marks (4k bytes) otherwise.
-    pub fn prepare_symbolic(&mut self, k: usize, compressed: bool, prefetch: bool) -> Result<()> {
+    pub fn prepare_symbolic(
+        &mut self,
+        k: usize,
+        compressed: bool,
+        (prefetch, runs): (bool, bool),
+    ) -> Result<()> {
         self.prefetch = prefetch;
+        self.runs = runs;
         if !compressed {
             // One more slot than columns: `count_rows` indexes by 0- or 1-based column.
             return try_grow(&mut self.mark, k + 1, 0, "dense symbolic marks");
@@ -412,9 +422,13 @@ fn count_grouped<V: Scalar, O: Idx, I: Idx>(
 
 /// The count over a plain B. `ZB`: A and B are 0-based, so no base is subtracted on the
 /// chain of dependent loads (A's column, B's row offset, B's column, the mark) that each
-/// entry of A starts after the mispredicted exit of the previous row of B.
+/// entry of A starts after the mispredicted exit of the previous row of B. `RUNS` (not
+/// with `PF`, whose prefetches go by entry): runs of consecutive columns in A's rows
+/// (stencils: three runs of three in a 9-point row) are one loop each, over rows j..j+r of
+/// B, which lie back to back in B's arrays: one exit instead of r (docs/DESIGN-NOTES.md,
+/// cpu::dense).
 #[inline(never)]
-fn count_plain<const PF: bool, const ZB: bool, V: Scalar, O: Idx, I: Idx>(
+fn count_plain<const PF: bool, const ZB: bool, const RUNS: bool, V: Scalar, O: Idx, I: Idx>(
     (a, b): (&CsrRef<'_, O, I, V>, &CsrRef<'_, O, I, V>),
     rows: std::ops::Range<usize>,
     (nnz, flops): (&mut [usize], &mut [u64]),
@@ -427,20 +441,55 @@ fn count_plain<const PF: bool, const ZB: bool, V: Scalar, O: Idx, I: Idx>(
         stamp = next_stamp(stamp, mark);
         let mut f = 0usize;
         let mut n = 0usize;
-        let p0 = a.row_start_zb::<ZB>(i);
-        for (t, &j) in a.row_cols_zb::<ZB>(i).iter().enumerate() {
-            if PF {
-                prefetch::ahead(a, b, None, p0 + t);
+        if RUNS {
+            for_each_run::<ZB, _, _, _>(a, i, |j, r| {
+                let (s, e) = (b.row_start_zb::<ZB>(j), b.row_start_zb::<ZB>(j + r));
+                f += e.wrapping_sub(s);
+                n += mark_new(&b_cols[s..e], mark, stamp);
+            });
+        } else {
+            let p0 = a.row_start_zb::<ZB>(i);
+            for (t, &j) in a.row_cols_zb::<ZB>(i).iter().enumerate() {
+                if PF {
+                    prefetch::ahead(a, b, None, p0 + t);
+                }
+                let j = a.col_of_zb::<ZB>(j);
+                let (s, e) = (b.row_start_zb::<ZB>(j), b.row_start_zb::<ZB>(j + 1));
+                f += e.wrapping_sub(s);
+                n += mark_new(&b_cols[s..e], mark, stamp);
             }
-            let j = a.col_of_zb::<ZB>(j);
-            let (s, e) = (b.row_start_zb::<ZB>(j), b.row_start_zb::<ZB>(j + 1));
-            f += e.wrapping_sub(s);
-            n += mark_new(&b_cols[s..e], mark, stamp);
         }
         nnz[i - r0] = n;
         flops[i - r0] = f as u64;
     }
     stamp
+}
+
+/// The plain count walks runs of A's columns (`RUNS` of [`count_plain`]) where the sampled
+/// share of entries followed by the next column reaches this (about 1.33 entries per run).
+pub const RUNS_MIN_SHARE: f64 = 0.25;
+
+/// Calls `body(j, r)` for each run of A's row `i`: r consecutive columns j..j+r (0-based)
+/// in that order, whose rows of B are B's entries from `row_start(j)` to `row_start(j + r)`.
+/// A column that does not follow the one before (a duplicate, a descent, a gap) starts
+/// the next run, so the runs cover the row's entries exactly once.
+#[inline(always)]
+fn for_each_run<const ZB: bool, V: Scalar, O: Idx, I: Idx>(
+    a: &CsrRef<'_, O, I, V>,
+    i: usize,
+    mut body: impl FnMut(usize, usize),
+) {
+    let cols = a.row_cols_zb::<ZB>(i);
+    let mut t = 0;
+    while t < cols.len() {
+        let j = a.col_of_zb::<ZB>(cols[t]);
+        let mut u = t + 1;
+        while u < cols.len() && a.col_of_zb::<ZB>(cols[u]) == j.wrapping_add(u - t) {
+            u += 1;
+        }
+        body(j, u - t);
+        t = u;
+    }
 }
 
 /// Sums and maxima of one chunk's row counts (see [`count_rows`]).
@@ -474,11 +523,18 @@ fn count_rows_inner<V: Scalar, O: Idx, I: Idx>(
     let Some(cb) = cb else {
         let (m, st) = (&mut ws.mark[..], ws.stamp);
         let out = (nnz, flops);
-        ws.stamp = match (ws.prefetch, a.base() == 0 && b.base() == 0) {
-            (true, true) => count_plain::<true, true, V, O, I>((a, b), rows, out, m, st),
-            (true, false) => count_plain::<true, false, V, O, I>((a, b), rows, out, m, st),
-            (false, true) => count_plain::<false, true, V, O, I>((a, b), rows, out, m, st),
-            (false, false) => count_plain::<false, false, V, O, I>((a, b), rows, out, m, st),
+        let zb = a.base() == 0 && b.base() == 0;
+        ws.stamp = match (ws.prefetch, zb) {
+            (false, true) if ws.runs => {
+                count_plain::<false, true, true, _, _, _>((a, b), rows, out, m, st)
+            }
+            (false, false) if ws.runs => {
+                count_plain::<false, false, true, _, _, _>((a, b), rows, out, m, st)
+            }
+            (true, true) => count_plain::<true, true, false, _, _, _>((a, b), rows, out, m, st),
+            (true, false) => count_plain::<true, false, false, _, _, _>((a, b), rows, out, m, st),
+            (false, true) => count_plain::<false, true, false, _, _, _>((a, b), rows, out, m, st),
+            (false, false) => count_plain::<false, false, false, _, _, _>((a, b), rows, out, m, st),
         };
         return;
     };
@@ -1732,7 +1788,7 @@ mod tests {
             }
             for compressed in [false, true] {
                 let mut w = DenseRows::<f64>::default();
-                w.prepare_symbolic(k, compressed, false).unwrap();
+                w.prepare_symbolic(k, compressed, (false, false)).unwrap();
                 let want = DenseRows::<f64>::symbolic_bytes(k, compressed);
                 assert_eq!(held(&w), want, "symbolic k {k} compressed {compressed}");
             }
@@ -1805,14 +1861,17 @@ mod tests {
         cb: Option<&CompressedRows>,
     ) -> (Vec<usize>, Vec<u64>) {
         let mut ws = DenseRows::<f64>::default();
-        ws.prepare_symbolic(a.ncols(), cb.is_some(), false).unwrap();
+        ws.prepare_symbolic(a.ncols(), cb.is_some(), (false, false))
+            .unwrap();
         let m = a.nrows();
         let (mut nnz, mut flops) = (vec![0; m], vec![0; m]);
-        // Twice over the same workspace: the second pass runs on reset state (and with the
-        // prefetches of B's rows, which change no count). Then row by row, for the flops
-        // of each row (one-row blocks).
-        for pass in 0..2 {
+        // Three times over the same workspace: the later passes run on reset state (with
+        // the prefetches of B's rows, then over runs of A's columns, neither of which
+        // changes a count). Then row by row, for the flops of each row (one-row blocks).
+        let mut first = None;
+        for pass in 0..3 {
             ws.prefetch = pass == 1;
+            ws.runs = pass == 2;
             let nb = m.div_ceil(FLOP_BLOCK);
             let mut blocks = vec![0u64; nb];
             let t = count_rows(&mut ws, (a, a), cb, None, 0..m, &mut nnz, &mut blocks, None);
@@ -1838,6 +1897,12 @@ mod tests {
                 let rows = q * FLOP_BLOCK..((q + 1) * FLOP_BLOCK).min(m);
                 assert_eq!(bf, flops[rows].iter().sum::<u64>());
             }
+            let got = (nnz.clone(), flops.clone());
+            assert_eq!(
+                first.get_or_insert_with(|| got.clone()),
+                &got,
+                "pass {pass}"
+            );
         }
         (nnz, flops)
     }
@@ -1850,8 +1915,20 @@ mod tests {
         sorted: bool,
         limit: usize,
     ) -> (Vec<usize>, Option<Vec<Vec<u32>>>) {
+        recorded_runs(a, cb, sorted, limit, false)
+    }
+
+    /// [`recorded`], the plain count over runs of A's columns when `runs`.
+    fn recorded_runs(
+        a: &CsrRef<'_, i32, i32, f64>,
+        cb: Option<&CompressedRows>,
+        sorted: bool,
+        limit: usize,
+        runs: bool,
+    ) -> (Vec<usize>, Option<Vec<Vec<u32>>>) {
         let mut ws = DenseRows::<f64>::default();
-        ws.prepare_symbolic(a.ncols(), cb.is_some(), false).unwrap();
+        ws.prepare_symbolic(a.ncols(), cb.is_some(), (false, runs))
+            .unwrap();
         let m = a.nrows();
         let mut nnz = vec![0; m];
         let mut blocks = vec![0u64; m.div_ceil(FLOP_BLOCK)];
@@ -1920,6 +1997,74 @@ mod tests {
             assert_eq!(b1, b2);
             touched.iter().for_each(|&w| bits[w as usize] = 0);
             assert_eq!(b1, bits);
+        }
+    }
+
+    /// The count over runs of A's columns (`RUNS` of [`count_plain`]) against the set union of B's
+    /// rows: stencil runs, runs through the last column, duplicates inside a run, columns
+    /// out of order, empty rows of A and of B inside runs; 0- and 1-based.
+    #[test]
+    fn runs_count_matches_the_set_union() {
+        let n = 240;
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        let rows: Vec<Vec<usize>> = (0..n)
+            .map(|i| match i % 9 {
+                0 => vec![],
+                1 => vec![n - 3, n - 2, n - 1],
+                2 => vec![i, i, i + 1, i + 2, i + 2],
+                3 => vec![i + 2, i + 1, i],
+                _ => {
+                    let mut r = Vec::new();
+                    for _ in 0..1 + next(4) {
+                        let (c, len) = (next(n), 1 + next(5));
+                        r.extend((c..c + len).filter(|&c| c < n));
+                    }
+                    if i % 2 == 0 {
+                        r.sort();
+                    }
+                    r
+                }
+            })
+            .collect();
+        for base in [0usize, 1] {
+            let mut offs = vec![base as i32];
+            let (mut cols, mut vals) = (Vec::new(), Vec::new());
+            for r in &rows {
+                cols.extend(r.iter().map(|&c| (c + base) as i32));
+                vals.extend(r.iter().map(|&c| c as f64));
+                offs.push((cols.len() + base) as i32);
+            }
+            let a = CsrRef::new(n, n, base, &offs, &cols, Some(&vals)).unwrap();
+            let (nnz, flops) = counts(&a, None);
+            // With the runs flag set the count that keeps a record (which goes entry by
+            // entry) records the same columns in the same order.
+            let (rn, by_runs) = recorded_runs(&a, None, false, usize::MAX, true);
+            let (_, by_entry) = recorded_runs(&a, None, false, usize::MAX, false);
+            let (sn, sorted) = recorded_runs(&a, None, true, usize::MAX, true);
+            assert_eq!((&rn, &sn), (&nnz, &nnz));
+            assert_eq!(by_runs, by_entry);
+            let (by_runs, sorted) = (by_runs.unwrap(), sorted.unwrap());
+            for (i, r) in rows.iter().enumerate() {
+                let union: std::collections::BTreeSet<usize> =
+                    r.iter().flat_map(|&j| rows[j].iter().copied()).collect();
+                let f: usize = r.iter().map(|&j| rows[j].len()).sum();
+                assert_eq!(
+                    (nnz[i], flops[i]),
+                    (union.len(), f as u64),
+                    "row {i} base {base}"
+                );
+                let want: Vec<u32> = union.iter().map(|&c| c as u32).collect();
+                assert_eq!(sorted[i], want, "row {i} base {base}");
+                let mut got = by_runs[i].clone();
+                got.sort();
+                assert_eq!(got, want, "row {i} base {base}");
+            }
         }
     }
 

@@ -847,7 +847,7 @@ pub fn symbolic_dense<O: Idx, I: Idx, V: Scalar>(
     cb: Option<&CompressedRows>,
     groups: Option<&RowGroups>,
     threads: usize,
-    prefetch: bool,
+    (prefetch, runs): (bool, bool),
     record: Option<(bool, usize)>,
 ) -> Result<dense::Counted> {
     let m = a.nrows();
@@ -892,7 +892,7 @@ pub fn symbolic_dense<O: Idx, I: Idx, V: Scalar>(
             .map(|(((np, fp), out), w)| {
                 pool.with(|ws| {
                     let acc = ws.dense_rows::<V>();
-                    acc.prepare_symbolic(k, cb.is_some(), prefetch)?;
+                    acc.prepare_symbolic(k, cb.is_some(), (prefetch, runs))?;
                     let sorted = record.is_some_and(|r| r.0);
                     let mut rec = out.map(|out| Recorder::new(out, sorted, &budget));
                     let t = dense::count_rows(

@@ -173,7 +173,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
     let mut row_ptr = try_zeroed_vec::<usize>(m + 1, "row offsets of C")?;
     let mut ws = state.small.lock();
     let acc = ws.dense_rows::<V>();
-    acc.prepare_symbolic(b.ncols(), false, false)?;
+    acc.prepare_symbolic(b.ncols(), false, (false, false))?;
     let (mut flops, mut max_row_nnz) = (0u64, 0usize);
     let mut overflow = false;
     for r0 in (0..m).step_by(FLOP_BLOCK) {

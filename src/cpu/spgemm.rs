@@ -437,6 +437,9 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
             // first numeric call saves (docs/DESIGN-NOTES.md, cpu::record); less than the
             // pass that would otherwise form the structure the caller asked for.
             let keep = keep && (ctx.sorted || cb.is_some() || ctx.structure_wanted);
+            // The plain count over runs of A's columns where A has them (stencil and AMG
+            // operators; docs/DESIGN-NOTES.md, cpu::dense).
+            let runs = est.is_some_and(|e| e.runs >= dense::RUNS_MIN_SHARE);
             let counted = gustavson::symbolic_dense(
                 &ctx.state.workspace,
                 a,
@@ -444,7 +447,7 @@ pub fn symbolic<O: Idx, I: Idx, V: Scalar>(
                 cb.as_ref(),
                 groups.as_ref(),
                 threads,
-                prefetch,
+                (prefetch, runs),
                 keep.then_some((ctx.sorted, budget)),
             )?;
             (counted, cb.is_some())
