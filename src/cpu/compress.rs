@@ -529,8 +529,8 @@ mod tests {
             // Random columns: hardly a run.
             assert!(e.runs < 0.01, "{m}: runs {}", e.runs);
         }
-        // A 9-point stencil's rows (three runs of three): 6 of 9 entries followed by the
-        // next column, exactly (every entry sampled).
+        // A 9-point stencil's rows (three runs of three, fewer on the boundary): the
+        // sample (16,384 of its ~32,000 entries) within 0.02 of the exact share.
         let n = 60usize;
         let (mut ap, mut ac) = (vec![0i32], vec![]);
         for i in 0..n * n {

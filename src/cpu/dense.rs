@@ -97,8 +97,9 @@ pub struct DenseRows<V> {
     /// The kernels prefetch the rows of B ahead (see [`crate::cpu::prefetch`]); set by
     /// `prepare_symbolic` and `prepare_numeric` for the product at hand.
     prefetch: bool,
-    /// The plain count walks runs of consecutive columns of A (`RUNS` of [`count_plain`]; not the
-    /// count that keeps a record, nor one that prefetches); set by `prepare_symbolic`.
+    /// The plain count walks runs of consecutive columns of A (`RUNS` of [`count_plain`];
+    /// not the count that keeps a record, nor one that prefetches); set by
+    /// `prepare_symbolic`.
     runs: bool,
     /// Symbolic: the words of `bits` the current row touched.
     touched: Vec<u32>,
@@ -2000,9 +2001,10 @@ mod tests {
         }
     }
 
-    /// The count over runs of A's columns (`RUNS` of [`count_plain`]) against the set union of B's
-    /// rows: stencil runs, runs through the last column, duplicates inside a run, columns
-    /// out of order, empty rows of A and of B inside runs; 0- and 1-based.
+    /// The count over runs of A's columns (`RUNS` of [`count_plain`]) against the set union
+    /// of B's rows: stencil runs, runs through the last column, duplicates inside a run,
+    /// columns out of order, empty rows of A and of B inside runs; 0- and 1-based. The
+    /// record (sorted and in order of first touch) against the same union.
     #[test]
     fn runs_count_matches_the_set_union() {
         let n = 240;
